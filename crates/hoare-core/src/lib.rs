@@ -1,0 +1,15 @@
+//! hoare's synchronisation core.
+//!
+//! Everything here is a state machine over atomics that never switches stacks: when
+//! a party must wait it goes through the park/unpark seam in [`park`], which the
+//! runtime implements for processes, [`park::ThreadParker`] for plain OS threads,
+//! and loom for model checking (build with `RUSTFLAGS="--cfg loom"`).
+//!
+//! * [`waiter`]: the one commit word per wait that every wake-up goes through.
+//! * [`sched`]: the protocols the scheduler is built from (process park/notify,
+//!   worker sleep/wake), kept here so loom can check them.
+
+pub mod park;
+pub mod sched;
+pub mod sync;
+pub mod waiter;

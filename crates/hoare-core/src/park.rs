@@ -1,0 +1,220 @@
+//! The park/unpark seam between the core and whatever runs a party.
+//!
+//! The core never switches stacks. A party (a process on a worker, a plain OS thread,
+//! or a loom thread in a model) that must wait publishes an [`Unparker`] and calls
+//! [`Park::park`]. The runtime implements [`Park`] for processes with a coroutine
+//! suspend and a run-queue push; [`ThreadParker`] implements it for plain threads
+//! (and, under `--cfg loom`, for loom threads, so the same code is model-checked).
+//!
+//! # The contract
+//! * `park` returns only after an unpark (no spurious returns), consuming it.
+//! * An unpark that comes before `park` is remembered (one token) and makes the next
+//!   `park` return at once.
+//! * The core delivers **exactly one** unpark per wait that another party commits
+//!   (see [`crate::waiter`]), and the waiting party consumes it before its wait ends.
+//!   So an [`Unparker`] is only used while its party is still inside that wait,
+//!   which is what makes it safe for the unparker to be a plain pointer without a
+//!   reference count.
+
+use crate::sync::{AtomicBool, Ordering};
+use std::cell::Cell;
+use std::ptr::NonNull;
+use std::time::Instant;
+
+/// Wakes one parked party. `Copy` and without a reference count, so waking costs
+/// no allocation and no refcount traffic on the hand-off path.
+#[derive(Clone, Copy, Debug)]
+pub struct Unparker {
+    data: *const (),
+    unpark: unsafe fn(*const ()),
+}
+
+// SAFETY: an `Unparker` is an address plus a function that is valid to call from any
+// thread; the implementations (`ThreadParker`, the runtime's processes) synchronise
+// internally with atomics.
+unsafe impl Send for Unparker {}
+// SAFETY: see `Send`; `unpark` takes `self` by value and touches no shared state here.
+unsafe impl Sync for Unparker {}
+
+impl Unparker {
+    /// Makes an unparker from an address and the function that unparks it.
+    ///
+    /// # Safety
+    /// `unpark(data)` must be sound to call from any thread while the party that
+    /// handed out this unparker is inside the wait it was taken for, and must not
+    /// touch `data` after the point where the woken party could observe the unpark.
+    pub const unsafe fn from_raw(data: *const (), unpark: unsafe fn(*const ())) -> Self {
+        Self { data, unpark }
+    }
+
+    /// The address this unparker wakes (for identity checks and diagnostics).
+    pub fn data(&self) -> *const () {
+        self.data
+    }
+
+    /// Wakes the party.
+    ///
+    /// # Safety
+    /// The party must still be inside the wait this unparker was taken for, and this
+    /// must be the one unpark that wait receives (the core's waiters ensure both).
+    #[inline]
+    pub unsafe fn unpark(self) {
+        // SAFETY: forwarded from the caller's contract and `from_raw`'s.
+        unsafe { (self.unpark)(self.data) }
+    }
+}
+
+/// How the current party blocks. See the module documentation for the contract.
+pub trait Park {
+    /// Blocks until an unpark arrives and consumes it. Never returns spuriously.
+    fn park(&self);
+    /// Like [`park`](Park::park) but gives up at `deadline`. Returns `true` when an
+    /// unpark was consumed and `false` when the deadline passed first (the unpark, if
+    /// one comes later, stays pending for the next `park`).
+    fn park_until(&self, deadline: Instant) -> bool;
+    /// The unparker that wakes this party.
+    fn unparker(&self) -> Unparker;
+}
+
+#[cfg(not(loom))]
+std::thread_local! {
+    static CURRENT_PROCESS: Cell<Option<NonNull<dyn Park>>> = const { Cell::new(None) };
+}
+#[cfg(loom)]
+loom::thread_local! {
+    static CURRENT_PROCESS: Cell<Option<NonNull<dyn Park>>> = Cell::new(None);
+}
+
+/// Tells the core which process runs on this OS thread from now on (`None`: the
+/// thread itself). The runtime calls this each time it resumes or suspends a process.
+///
+/// # Safety
+/// While set, the pointee must stay valid and must be the party that runs on this
+/// thread; the caller resets it before the pointee is suspended on another thread or
+/// freed.
+pub unsafe fn set_current_process(p: Option<NonNull<dyn Park>>) {
+    CURRENT_PROCESS.with(|c| c.set(p));
+}
+
+/// Runs `f` with the party that is running now: the current process, or else this OS
+/// thread's [`ThreadParker`].
+///
+/// The thread-local is read once, before `f` runs, and only the pointer value is
+/// kept: `f` may park and resume on another OS thread, and it never touches this
+/// thread's thread-local storage again.
+#[inline]
+pub fn with_current<R>(f: impl FnOnce(&dyn Park) -> R) -> R {
+    match CURRENT_PROCESS.with(|c| c.get()) {
+        // SAFETY: `set_current_process`'s contract keeps the process valid while it
+        // runs, and it is the caller, so it runs for the whole of `f`.
+        Some(p) => f(unsafe { p.as_ref() }),
+        None => ThreadParker::with_current(|t| f(t)),
+    }
+}
+
+/// Whether the caller runs as a process of a runtime (as opposed to a plain thread).
+pub fn in_process() -> bool {
+    CURRENT_PROCESS.with(|c| c.get().is_some())
+}
+
+/// Parks a plain OS thread (or a loom thread): a one-token latch over the thread's
+/// own park/unpark.
+#[derive(Debug)]
+pub struct ThreadParker {
+    token: AtomicBool,
+    thread: crate::sync::thread::Thread,
+}
+
+#[cfg(not(loom))]
+std::thread_local! {
+    static THREAD_PARKER: std::sync::Arc<ThreadParker> = std::sync::Arc::new(ThreadParker::new());
+}
+#[cfg(loom)]
+loom::thread_local! {
+    static THREAD_PARKER: std::sync::Arc<ThreadParker> = std::sync::Arc::new(ThreadParker::new());
+}
+
+impl ThreadParker {
+    fn new() -> Self {
+        Self {
+            token: AtomicBool::new(false),
+            thread: crate::sync::thread::current(),
+        }
+    }
+
+    /// Runs `f` with this thread's parker.
+    pub fn with_current<R>(f: impl FnOnce(&ThreadParker) -> R) -> R {
+        // The `Arc` is cloned out so `f` may block without holding a TLS borrow.
+        let p = THREAD_PARKER.with(|p| p.clone());
+        f(&p)
+    }
+
+    unsafe fn unpark_raw(data: *const ()) {
+        // SAFETY: `data` came from `unparker()` on a parker that is alive: its thread
+        // is inside a wait (contract of `Unparker::unpark`), and the thread-local
+        // `Arc` outlives every wait of that thread.
+        let me = unsafe { &*(data as *const ThreadParker) };
+        // Clone the handle before publishing the token: once the token is visible the
+        // thread may leave its wait, exit, and drop this parker.
+        let thread = me.thread.clone();
+        me.token.store(true, Ordering::Release);
+        thread.unpark();
+    }
+}
+
+impl Park for ThreadParker {
+    fn park(&self) {
+        while !self.token.swap(false, Ordering::Acquire) {
+            crate::sync::thread::park();
+        }
+    }
+
+    #[cfg(not(loom))]
+    fn park_until(&self, deadline: Instant) -> bool {
+        loop {
+            if self.token.swap(false, Ordering::Acquire) {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            std::thread::park_timeout(deadline - now);
+        }
+    }
+
+    /// Under loom time does not pass: the deadline is taken to have passed unless an
+    /// unpark is already pending, which lets a model explore a timeout racing with
+    /// whatever else happens before this call.
+    #[cfg(loom)]
+    fn park_until(&self, _deadline: Instant) -> bool {
+        self.token.swap(false, Ordering::Acquire)
+    }
+
+    fn unparker(&self) -> Unparker {
+        // SAFETY: `unpark_raw` matches `from_raw`'s contract (see its comments).
+        unsafe { Unparker::from_raw(self as *const Self as *const (), Self::unpark_raw) }
+    }
+}
+
+#[cfg(not(loom))]
+std::thread_local! {
+    static WORKER_INDEX: Cell<usize> = const { Cell::new(usize::MAX) };
+}
+#[cfg(loom)]
+loom::thread_local! {
+    static WORKER_INDEX: Cell<usize> = Cell::new(usize::MAX);
+}
+
+/// Tells the core which worker of its runtime this OS thread is (`usize::MAX`: not a
+/// worker). Structures that combine per worker first (the two-tier barrier) use it.
+pub fn set_worker_index(i: usize) {
+    WORKER_INDEX.with(|c| c.set(i));
+}
+
+/// The index of the worker this OS thread is, or `usize::MAX` for a plain thread.
+/// Only a hint: a process may migrate right after reading it.
+#[inline]
+pub fn worker_index() -> usize {
+    WORKER_INDEX.with(|c| c.get())
+}

@@ -1,0 +1,225 @@
+//! One commit point per wait.
+//!
+//! A party that blocks (a send, a receive, an alt, a barrier sync, a join) owns one
+//! [`Waiter`]: an atomic word that decides what woke it. Everything that can end the
+//! wait (a partner completing a communication, poison, the party's own timeout, an alt
+//! guard) must first win the compare-and-swap out of [`WAITING`](Waiter::is_waiting),
+//! so two events can never both win.
+//!
+//! ```text
+//!            try_claim(tok)             finish(poisoned)
+//!  WAITING ───────────────► CLAIMED(tok) ───────────────► DONE(tok, poisoned) ─► unpark
+//!     │   try_wake(tok, poisoned)                             ▲
+//!     ├───────────────────────────────────────────────────────┘
+//!     │  try_abort(tok)   (by the waiting party itself: timeout, alt cancellation)
+//!     └───────────────► ABORTED(tok)                          (no unpark)
+//! ```
+//!
+//! The winner of a claim may take its time between `try_claim` and `finish` (copy a
+//! value out of the waiter's packet, run an extended rendezvous): the waiting party
+//! stays blocked until `finish`, even if its timeout fires meanwhile, so the value it
+//! offered is never both delivered and handed back.
+//!
+//! Exactly one unpark is delivered per committed wait, after the final store, and
+//! [`Waiter::wait`] always consumes it; see [`crate::park`] for why that makes a
+//! pointer-sized [`Unparker`] enough.
+
+use crate::park::{self, Park, Unparker};
+use crate::sync::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+const KIND_MASK: usize = 0b11;
+const WAITING: usize = 0;
+const CLAIMED: usize = 1;
+const DONE: usize = 2;
+const ABORTED: usize = 3;
+const POISON_BIT: usize = 0b100;
+const TOKEN_SHIFT: usize = 3;
+
+/// The largest token a waiter can carry.
+pub const MAX_TOKEN: usize = usize::MAX >> TOKEN_SHIFT;
+
+/// How a wait ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Another party committed the wait with this token (e.g. the alt guard's index)
+    /// and finished it; `poisoned` says whether it ended by poison.
+    Done {
+        /// The token given to [`Waiter::try_claim`] or [`Waiter::try_wake`].
+        token: usize,
+        /// Whether the wait was ended by poison rather than a communication.
+        poisoned: bool,
+    },
+    /// The waiting party aborted the wait itself with this token (a timeout, or an
+    /// alt that found a ready guard while registering).
+    Aborted {
+        /// The token given to [`Waiter::try_abort`] (or [`TIMED_OUT`] for a deadline).
+        token: usize,
+    },
+}
+
+/// The token [`Waiter::wait`] aborts with when its deadline passes.
+pub const TIMED_OUT: usize = MAX_TOKEN;
+
+/// The commit word of one wait, with the unparker of the party that waits.
+#[derive(Debug)]
+pub struct Waiter {
+    state: AtomicUsize,
+    unparker: Unparker,
+}
+
+impl Waiter {
+    /// A waiter for the party that is running now.
+    pub fn for_current() -> Self {
+        park::with_current(|p| Self::new(p.unparker()))
+    }
+
+    /// A waiter that wakes `unparker` when committed.
+    pub fn new(unparker: Unparker) -> Self {
+        Self {
+            state: AtomicUsize::new(WAITING),
+            unparker,
+        }
+    }
+
+    /// Whether nobody has committed this wait yet.
+    #[inline]
+    pub fn is_waiting(&self) -> bool {
+        self.state.load(Ordering::Acquire) == WAITING
+    }
+
+    /// The unparker of the waiting party (to tell two waiters of one party apart).
+    pub fn unparker(&self) -> Unparker {
+        self.unparker
+    }
+
+    /// Commits the wait with `token`. On success the caller must later call
+    /// [`finish`](Waiter::finish) exactly once; until then the waiting party stays
+    /// blocked, so any data it offered stays valid.
+    #[inline]
+    pub fn try_claim(&self, token: usize) -> bool {
+        debug_assert!(token <= MAX_TOKEN);
+        self.state
+            .compare_exchange(
+                WAITING,
+                CLAIMED | (token << TOKEN_SHIFT),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok()
+    }
+
+    /// Publishes the end of a claimed wait and wakes the party.
+    ///
+    /// # Safety
+    /// `this` must point to a waiter the caller claimed with
+    /// [`try_claim`](Waiter::try_claim) and has not finished. The waiter may be gone
+    /// as soon as the final store is made, which is why this takes a raw pointer.
+    #[inline]
+    pub unsafe fn finish(this: *const Waiter, poisoned: bool) {
+        // SAFETY: the party stays in its wait until the store below.
+        let me = unsafe { &*this };
+        let unparker = me.unparker;
+        let s = me.state.load(Ordering::Relaxed);
+        debug_assert_eq!(s & KIND_MASK, CLAIMED);
+        let done = (s & !KIND_MASK) | DONE | if poisoned { POISON_BIT } else { 0 };
+        me.state.store(done, Ordering::Release);
+        // SAFETY: this is the one unpark of a wait we committed; the party cannot have
+        // left its wait without consuming it.
+        unsafe { unparker.unpark() };
+    }
+
+    /// Commits and finishes in one step (nothing to hand over but the outcome).
+    /// Returns whether this call won the wait.
+    ///
+    /// # Safety
+    /// `this` must point to a live waiter: one whose party cannot leave the wait
+    /// without a lock or a claim the caller holds.
+    #[inline]
+    pub unsafe fn try_wake(this: *const Waiter, token: usize, poisoned: bool) -> bool {
+        // SAFETY: live per the caller's contract until our store succeeds.
+        let me = unsafe { &*this };
+        let unparker = me.unparker;
+        let done = DONE | (token << TOKEN_SHIFT) | if poisoned { POISON_BIT } else { 0 };
+        if me
+            .state
+            .compare_exchange(WAITING, done, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            // SAFETY: the one unpark of a wait we committed.
+            unsafe { unparker.unpark() };
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Aborts the wait from the waiting party itself. If another party committed it
+    /// first, waits for that party to finish and returns its outcome as `Err`.
+    pub fn try_abort(&self, token: usize) -> Result<(), Outcome> {
+        match self.state.compare_exchange(
+            WAITING,
+            ABORTED | (token << TOKEN_SHIFT),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => Ok(()),
+            Err(_) => Err(park::with_current(|p| self.wait_committed(p))),
+        }
+    }
+
+    /// Blocks the current party until the wait is committed and finished, or until
+    /// `deadline` passes and the party aborts it itself with [`TIMED_OUT`].
+    ///
+    /// Must be called by the party whose unparker this waiter holds, after the waiter
+    /// has been made visible to the parties that may commit it.
+    pub fn wait(&self, deadline: Option<Instant>) -> Outcome {
+        park::with_current(|p| {
+            if let Some(d) = deadline {
+                if !p.park_until(d) {
+                    if self.try_abort_quiet(TIMED_OUT) {
+                        return Outcome::Aborted { token: TIMED_OUT };
+                    }
+                    return self.wait_committed(p);
+                }
+                return self.outcome();
+            }
+            self.wait_committed(p)
+        })
+    }
+
+    fn try_abort_quiet(&self, token: usize) -> bool {
+        self.state
+            .compare_exchange(
+                WAITING,
+                ABORTED | (token << TOKEN_SHIFT),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok()
+    }
+
+    /// Consumes the one unpark of a committed wait and returns its outcome.
+    fn wait_committed(&self, p: &dyn Park) -> Outcome {
+        p.park();
+        self.outcome()
+    }
+
+    /// The outcome of a finished or aborted wait.
+    ///
+    /// # Panics
+    /// If the wait is still open or claimed but not finished: that means an unpark
+    /// arrived that the protocol did not send, a bug in the runtime or the core.
+    pub fn outcome(&self) -> Outcome {
+        let s = self.state.load(Ordering::Acquire);
+        let token = s >> TOKEN_SHIFT;
+        match s & KIND_MASK {
+            DONE => Outcome::Done {
+                token,
+                poisoned: s & POISON_BIT != 0,
+            },
+            ABORTED => Outcome::Aborted { token },
+            _ => panic!("hoare: a waiter woke before its wait was finished (state {s:#x})"),
+        }
+    }
+}

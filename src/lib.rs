@@ -1,0 +1,2 @@
+//! hoare: a CSP runtime.
+pub use hoare_core as core;
