@@ -1,0 +1,3 @@
+module hoarebench
+
+go 1.22
