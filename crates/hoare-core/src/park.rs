@@ -149,6 +149,16 @@ impl ThreadParker {
         f(&p)
     }
 
+    /// Consumes the pending unpark, if any. A compare-exchange rather than a `swap`:
+    /// loom 0.7 can let a `swap` read a stale value (tokio-rs/loom#254), which made
+    /// every cross-thread wake-up look lost under `--cfg loom`.
+    #[inline]
+    fn take_token(&self) -> bool {
+        self.token
+            .compare_exchange(true, false, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
     unsafe fn unpark_raw(data: *const ()) {
         // SAFETY: `data` came from `unparker()` on a parker that is alive: its thread
         // is inside a wait (contract of `Unparker::unpark`), and the thread-local
@@ -164,7 +174,7 @@ impl ThreadParker {
 
 impl Park for ThreadParker {
     fn park(&self) {
-        while !self.token.swap(false, Ordering::Acquire) {
+        while !self.take_token() {
             crate::sync::thread::park();
         }
     }
@@ -172,7 +182,7 @@ impl Park for ThreadParker {
     #[cfg(not(loom))]
     fn park_until(&self, deadline: Instant) -> bool {
         loop {
-            if self.token.swap(false, Ordering::Acquire) {
+            if self.take_token() {
                 return true;
             }
             let now = Instant::now();
@@ -188,7 +198,7 @@ impl Park for ThreadParker {
     /// whatever else happens before this call.
     #[cfg(loom)]
     fn park_until(&self, _deadline: Instant) -> bool {
-        self.token.swap(false, Ordering::Acquire)
+        self.take_token()
     }
 
     fn unparker(&self) -> Unparker {

@@ -109,6 +109,25 @@ impl Waiter {
             .is_ok()
     }
 
+    /// Commits the wait with `token` by a plain store instead of a compare-and-swap,
+    /// for a wait that nobody can race to commit: afterwards exactly as
+    /// [`try_claim`](Waiter::try_claim) returning `true`. (Channels use it for a
+    /// plain blocking send or receive without a deadline: saves one atomic
+    /// read-modify-write on the rendezvous hot path.)
+    ///
+    /// # Safety
+    /// The wait is still open, and no other party may commit or abort it
+    /// concurrently: every party that may commit it holds one lock, which the caller
+    /// holds, and the waiting party neither has a deadline nor calls
+    /// [`try_abort`](Waiter::try_abort).
+    #[inline]
+    pub unsafe fn claim_exclusive(&self, token: usize) {
+        debug_assert!(token <= MAX_TOKEN);
+        debug_assert_eq!(self.state.load(Ordering::Relaxed), WAITING);
+        self.state
+            .store(CLAIMED | (token << TOKEN_SHIFT), Ordering::Relaxed);
+    }
+
     /// Publishes the end of a claimed wait and wakes the party.
     ///
     /// # Safety

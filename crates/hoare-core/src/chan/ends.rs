@@ -1,0 +1,447 @@
+//! The two ends of a channel. The sharing kind is a type parameter: an end whose
+//! kind is [`Any`] may be cloned (shared by many processes), an end whose kind is
+//! [`One`] may not.
+
+use super::buffered::Side;
+use super::error::{
+    RecvError, RecvFail, RecvTimeoutError, SendError, SendFail, SendTimeoutError, TryRecvError,
+    TrySendError,
+};
+use super::raw::{RawChan, Wait};
+use crate::sync::Arc;
+use std::fmt;
+use std::marker::PhantomData;
+use std::time::{Duration, Instant};
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::One {}
+    impl Sealed for super::Any {}
+}
+
+/// The sharing kind of a channel end: [`One`] (exclusive) or [`Any`] (shared).
+pub trait Sharing: sealed::Sealed + Send + Sync + 'static {
+    /// Whether ends of this kind may be cloned.
+    const SHARED: bool;
+}
+
+/// An exclusive end: exactly one process uses it; it cannot be cloned.
+#[derive(Debug, Clone, Copy)]
+pub struct One;
+
+/// A shared end: it can be cloned and used by any number of processes, which are
+/// served in FIFO order.
+#[derive(Debug, Clone, Copy)]
+pub struct Any;
+
+impl Sharing for One {
+    const SHARED: bool = false;
+}
+impl Sharing for Any {
+    const SHARED: bool = true;
+}
+
+fn deadline_after(d: Duration) -> Option<Instant> {
+    Instant::now().checked_add(d)
+}
+
+/// The sending end of a channel.
+///
+/// `S` says whether the end may be shared: `Sender<T, Any>` implements `Clone`,
+/// `Sender<T, One>` does not:
+///
+/// ```compile_fail,E0599
+/// let (tx, _rx) = hoare_core::chan::one2one::<i32>();
+/// let tx2 = tx.clone(); // a one2one end cannot be cloned
+/// ```
+///
+/// Ends are `Send` (they can be moved into processes and sent over channels) when
+/// `T` is, and only then:
+///
+/// ```compile_fail,E0277
+/// let (tx, _rx) = hoare_core::chan::one2one::<std::rc::Rc<u32>>();
+/// std::thread::spawn(move || drop(tx)); // an Rc may not cross threads
+/// ```
+///
+/// Dropping the last sending end poisons the channel from the writing side (the
+/// readers drain any buffered items first).
+pub struct Sender<T, S: Sharing = One> {
+    chan: Arc<RawChan<T>>,
+    poisonable: bool,
+    _s: PhantomData<S>,
+}
+
+/// The receiving end of a channel. `Receiver<T, Any>` may be cloned,
+/// `Receiver<T, One>` may not:
+///
+/// ```compile_fail,E0599
+/// let (_tx, rx) = hoare_core::chan::any2one::<i32>();
+/// let rx2 = rx.clone(); // the reading end of an any2one channel is exclusive
+/// ```
+///
+/// Dropping the last receiving end poisons the channel from the reading side
+/// (discarding any buffered items).
+pub struct Receiver<T, S: Sharing = One> {
+    chan: Arc<RawChan<T>>,
+    poisonable: bool,
+    _s: PhantomData<S>,
+}
+
+impl<T, S: Sharing> fmt::Debug for Sender<T, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sender")
+            .field("shared", &S::SHARED)
+            .field("poisonable", &self.poisonable)
+            .field("poisoned", &self.is_poisoned())
+            .finish()
+    }
+}
+
+impl<T, S: Sharing> fmt::Debug for Receiver<T, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Receiver")
+            .field("shared", &S::SHARED)
+            .field("poisonable", &self.poisonable)
+            .field("poisoned", &self.is_poisoned())
+            .finish()
+    }
+}
+
+/// Makes the two ends of a new channel (each counted once).
+pub(crate) fn ends<T, S: Sharing, R: Sharing>(chan: RawChan<T>) -> (Sender<T, S>, Receiver<T, R>) {
+    let chan = Arc::new(chan);
+    (
+        Sender {
+            chan: chan.clone(),
+            poisonable: true,
+            _s: PhantomData,
+        },
+        Receiver {
+            chan,
+            poisonable: true,
+            _s: PhantomData,
+        },
+    )
+}
+
+impl<T, S: Sharing> Sender<T, S> {
+    /// Sends `value`, blocking until a receiver has it (rendezvous) or the buffer
+    /// takes it. On a poisoned channel gives the value back.
+    ///
+    /// ```
+    /// let (tx, rx) = hoare_core::chan::one2one();
+    /// let t = std::thread::spawn(move || rx.recv());
+    /// tx.send(42).unwrap();
+    /// assert_eq!(t.join().unwrap(), Ok(42));
+    /// ```
+    #[inline]
+    pub fn send(&self, value: T) -> Result<(), SendError<T>> {
+        match self.chan.send(value, Wait::Until(None)) {
+            Ok(()) => Ok(()),
+            Err(SendFail::Poisoned(v) | SendFail::Full(v) | SendFail::Timeout(v)) => {
+                Err(SendError(v))
+            }
+        }
+    }
+
+    /// Sends `value` only if that needs no waiting: a receiver is waiting
+    /// (rendezvous) or the buffer has room.
+    pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
+        match self.chan.send(value, Wait::Try) {
+            Ok(()) => Ok(()),
+            Err(SendFail::Poisoned(v)) => Err(TrySendError::Poisoned(v)),
+            Err(SendFail::Full(v) | SendFail::Timeout(v)) => Err(TrySendError::Full(v)),
+        }
+    }
+
+    /// Like [`send`](Self::send), giving up after `timeout`. A timed-out send has
+    /// not delivered its value, which it gives back.
+    pub fn send_timeout(&self, value: T, timeout: Duration) -> Result<(), SendTimeoutError<T>> {
+        self.send_until(value, deadline_after(timeout))
+    }
+
+    /// Like [`send`](Self::send), giving up at `deadline`.
+    pub fn send_deadline(&self, value: T, deadline: Instant) -> Result<(), SendTimeoutError<T>> {
+        self.send_until(value, Some(deadline))
+    }
+
+    fn send_until(&self, value: T, d: Option<Instant>) -> Result<(), SendTimeoutError<T>> {
+        match self.chan.send(value, Wait::Until(d)) {
+            Ok(()) => Ok(()),
+            Err(SendFail::Poisoned(v)) => Err(SendTimeoutError::Poisoned(v)),
+            Err(SendFail::Timeout(v) | SendFail::Full(v)) => Err(SendTimeoutError::Timeout(v)),
+        }
+    }
+
+    /// Poisons the channel from the writing side, unless this end is
+    /// non-poisonable (then this does nothing). Every later operation on the
+    /// channel reports the poison; readers of a buffered channel first drain it.
+    pub fn poison(&self) {
+        if self.poisonable {
+            self.chan.poison(Side::Writer);
+        }
+    }
+
+    /// Whether the channel is poisoned.
+    pub fn is_poisoned(&self) -> bool {
+        self.chan.is_poisoned()
+    }
+
+    /// This end, made non-poisonable: its [`poison`](Self::poison) does nothing.
+    /// (Dropping the last end of a side still poisons, or the other side could wait
+    /// for ever.)
+    pub fn non_poisonable(mut self) -> Self {
+        self.poisonable = false;
+        self
+    }
+
+    /// Whether [`poison`](Self::poison) on this end poisons the channel.
+    pub fn is_poisonable(&self) -> bool {
+        self.poisonable
+    }
+
+    /// The channel's shared state, for the alt implementation (see
+    /// [`select`](super::select)).
+    pub fn raw(&self) -> &RawChan<T> {
+        &self.chan
+    }
+
+    /// Whether `self` and `other` are ends of the same channel.
+    pub fn same_channel<S2: Sharing>(&self, other: &Receiver<T, S2>) -> bool {
+        std::ptr::eq(&*self.chan, &*other.chan)
+    }
+}
+
+impl<T, S: Sharing> Receiver<T, S> {
+    /// Receives a value, blocking until one is there. Reports poison once the
+    /// channel is poisoned (for a writer-poisoned buffered channel: once its buffer
+    /// is empty).
+    #[inline]
+    pub fn recv(&self) -> Result<T, RecvError> {
+        self.chan
+            .recv(Wait::Until(None))
+            .map_err(|_| RecvError::Poisoned)
+    }
+
+    /// Receives a value if one is there without waiting.
+    pub fn try_recv(&self) -> Result<T, TryRecvError> {
+        self.chan.recv(Wait::Try).map_err(|e| match e {
+            RecvFail::Poisoned => TryRecvError::Poisoned,
+            RecvFail::Empty | RecvFail::Timeout => TryRecvError::Empty,
+        })
+    }
+
+    /// Like [`recv`](Self::recv), giving up after `timeout`.
+    pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
+        self.recv_until(deadline_after(timeout))
+    }
+
+    /// Like [`recv`](Self::recv), giving up at `deadline`.
+    pub fn recv_deadline(&self, deadline: Instant) -> Result<T, RecvTimeoutError> {
+        self.recv_until(Some(deadline))
+    }
+
+    fn recv_until(&self, d: Option<Instant>) -> Result<T, RecvTimeoutError> {
+        self.chan.recv(Wait::Until(d)).map_err(map_timeout)
+    }
+
+    /// Extended rendezvous: receives a value and runs `f` on it while the writer
+    /// stays blocked; the writer is released when `f` returns (or panics), and sees
+    /// success even if the channel is poisoned meanwhile.
+    ///
+    /// On a bounded channel the item leaves the buffer only when `f` returns: its
+    /// place stays taken, so a writer blocked on a full buffer stays blocked until
+    /// then. Overwriting and unbounded channels never block writers, so there only
+    /// the reader is held.
+    ///
+    /// ```
+    /// let (tx, rx) = hoare_core::chan::one2one();
+    /// let t = std::thread::spawn(move || tx.send(20));
+    /// let r = rx.recv_with(|v: i32| v + 1); // the writer waits until this returns
+    /// assert_eq!(r, Ok(21));
+    /// assert!(t.join().unwrap().is_ok());
+    /// ```
+    pub fn recv_with<R>(&self, f: impl FnOnce(T) -> R) -> Result<R, RecvError> {
+        self.chan
+            .recv_with(f, Wait::Until(None))
+            .map_err(|_| RecvError::Poisoned)
+    }
+
+    /// Extended rendezvous that waits for a value at most until `deadline` (once
+    /// the value is there, `f` runs to completion).
+    pub fn recv_with_deadline<R>(
+        &self,
+        deadline: Instant,
+        f: impl FnOnce(T) -> R,
+    ) -> Result<R, RecvTimeoutError> {
+        self.chan
+            .recv_with(f, Wait::Until(Some(deadline)))
+            .map_err(map_timeout)
+    }
+
+    /// Extended rendezvous only if a value is there without waiting.
+    pub fn try_recv_with<R>(&self, f: impl FnOnce(T) -> R) -> Result<R, TryRecvError> {
+        self.chan.recv_with(f, Wait::Try).map_err(|e| match e {
+            RecvFail::Poisoned => TryRecvError::Poisoned,
+            RecvFail::Empty | RecvFail::Timeout => TryRecvError::Empty,
+        })
+    }
+
+    /// An iterator that receives until the channel is poisoned.
+    ///
+    /// ```
+    /// let (tx, rx) = hoare_core::chan::one2one();
+    /// let t = std::thread::spawn(move || {
+    ///     for i in 0..3 {
+    ///         tx.send(i).unwrap();
+    ///     }
+    ///     // dropping `tx` poisons the channel and ends the loop below
+    /// });
+    /// let got: Vec<i32> = rx.iter().collect();
+    /// assert_eq!(got, [0, 1, 2]);
+    /// t.join().unwrap();
+    /// ```
+    pub fn iter(&self) -> Iter<'_, T, S> {
+        Iter { rx: self }
+    }
+
+    /// Forwards every value received here to `tx` until either channel is
+    /// poisoned, then poisons the other one (forward poison from this channel to
+    /// `tx`'s, backward from `tx`'s to this one). Returns how many values were
+    /// forwarded. A value received just before `tx` turned out poisoned is dropped,
+    /// as an identity process would drop it.
+    pub fn pipe_to<S2: Sharing>(&self, tx: &Sender<T, S2>) -> u64 {
+        let mut n = 0;
+        loop {
+            match self.recv() {
+                Ok(v) => {
+                    if tx.send(v).is_err() {
+                        self.poison();
+                        return n;
+                    }
+                    n += 1;
+                }
+                Err(RecvError::Poisoned) => {
+                    tx.poison();
+                    return n;
+                }
+            }
+        }
+    }
+
+    /// Poisons the channel from the reading side, unless this end is
+    /// non-poisonable (then this does nothing). A buffered channel's items are
+    /// discarded.
+    pub fn poison(&self) {
+        if self.poisonable {
+            self.chan.poison(Side::Reader);
+        }
+    }
+
+    /// Whether the channel is poisoned (a buffered channel poisoned by its writers
+    /// may still hold items for this end).
+    pub fn is_poisoned(&self) -> bool {
+        self.chan.is_poisoned()
+    }
+
+    /// This end, made non-poisonable: its [`poison`](Self::poison) does nothing.
+    pub fn non_poisonable(mut self) -> Self {
+        self.poisonable = false;
+        self
+    }
+
+    /// Whether [`poison`](Self::poison) on this end poisons the channel.
+    pub fn is_poisonable(&self) -> bool {
+        self.poisonable
+    }
+
+    /// The channel's shared state, for the alt implementation (see
+    /// [`select`](super::select)).
+    pub fn raw(&self) -> &RawChan<T> {
+        &self.chan
+    }
+}
+
+fn map_timeout(e: RecvFail) -> RecvTimeoutError {
+    match e {
+        RecvFail::Poisoned => RecvTimeoutError::Poisoned,
+        RecvFail::Timeout | RecvFail::Empty => RecvTimeoutError::Timeout,
+    }
+}
+
+impl<T> Clone for Sender<T, Any> {
+    fn clone(&self) -> Self {
+        self.chan.add_end(true);
+        Self {
+            chan: self.chan.clone(),
+            poisonable: self.poisonable,
+            _s: PhantomData,
+        }
+    }
+}
+
+impl<T> Clone for Receiver<T, Any> {
+    fn clone(&self) -> Self {
+        self.chan.add_end(false);
+        Self {
+            chan: self.chan.clone(),
+            poisonable: self.poisonable,
+            _s: PhantomData,
+        }
+    }
+}
+
+impl<T, S: Sharing> Drop for Sender<T, S> {
+    fn drop(&mut self) {
+        self.chan.drop_end(true);
+    }
+}
+
+impl<T, S: Sharing> Drop for Receiver<T, S> {
+    fn drop(&mut self) {
+        self.chan.drop_end(false);
+    }
+}
+
+/// Receives until poison; made by [`Receiver::iter`] or `&Receiver`'s
+/// `IntoIterator`.
+#[derive(Debug)]
+pub struct Iter<'a, T, S: Sharing> {
+    rx: &'a Receiver<T, S>,
+}
+
+impl<T, S: Sharing> Iterator for Iter<'_, T, S> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        self.rx.recv().ok()
+    }
+}
+
+/// Receives until poison, owning the end; made by `Receiver`'s `IntoIterator`.
+#[derive(Debug)]
+pub struct IntoIter<T, S: Sharing> {
+    rx: Receiver<T, S>,
+}
+
+impl<T, S: Sharing> Iterator for IntoIter<T, S> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        self.rx.recv().ok()
+    }
+}
+
+impl<'a, T, S: Sharing> IntoIterator for &'a Receiver<T, S> {
+    type Item = T;
+    type IntoIter = Iter<'a, T, S>;
+    fn into_iter(self) -> Iter<'a, T, S> {
+        self.iter()
+    }
+}
+
+impl<T, S: Sharing> IntoIterator for Receiver<T, S> {
+    type Item = T;
+    type IntoIter = IntoIter<T, S>;
+    fn into_iter(self) -> IntoIter<T, S> {
+        IntoIter { rx: self }
+    }
+}

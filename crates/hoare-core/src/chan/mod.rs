@@ -1,0 +1,98 @@
+//! Channels: one2one, any2one, one2any and any2any; rendezvous, bounded,
+//! overwriting and unbounded; with poison, extended rendezvous, timeouts, and the
+//! select handle that alternation is built on.
+//!
+//! # Kinds and buffering
+//! The sharing kind is in the type of each end: [`Sender<T, Any>`] and
+//! [`Receiver<T, Any>`] can be cloned, the [`One`] ends cannot. The free functions
+//! [`one2one`], [`any2one`], [`one2any`] and [`any2any`] make rendezvous channels;
+//! [`Channel::builder`] makes any kind with any [`Buffer`]ing chosen at run time.
+//!
+//! ```
+//! use hoare_core::chan::{any2one, Channel};
+//! use std::thread;
+//!
+//! let (tx, rx) = any2one::<u32>();
+//! let writers: Vec<_> = (0..4)
+//!     .map(|i| {
+//!         let tx = tx.clone();
+//!         thread::spawn(move || tx.send(i).unwrap())
+//!     })
+//!     .collect();
+//! drop(tx);
+//! let mut got: Vec<u32> = rx.iter().collect(); // until every writer is gone
+//! got.sort();
+//! assert_eq!(got, [0, 1, 2, 3]);
+//! for w in writers {
+//!     w.join().unwrap();
+//! }
+//!
+//! let (tx, rx) = Channel::builder().overwriting(2).one2one();
+//! for i in 0..5 {
+//!     tx.send(i).unwrap(); // never blocks; the oldest items are dropped
+//! }
+//! assert_eq!(rx.try_recv(), Ok(3));
+//! assert_eq!(rx.try_recv(), Ok(4));
+//! ```
+//!
+//! # Poison
+//! Either end poisons the channel with `poison()` (unless it was made
+//! [non-poisonable](Sender::non_poisonable)); dropping every end of one side poisons
+//! it from that side. Afterwards every operation reports it, with these rules:
+//! * a communication that completed before the poison is a success for both sides;
+//!   each blocked party learns how its own wait ended from its own waiter, never
+//!   from the channel's flag;
+//! * a writer sees the poison at once; on a buffered channel poisoned by a writer,
+//!   readers take the buffered items first and see the poison when it is empty; a
+//!   reader's poison discards the buffer;
+//! * a failed send gives its value back ([`SendError`], [`TrySendError`],
+//!   [`SendTimeoutError`]).
+//!
+//! ```
+//! use hoare_core::chan::{Channel, RecvError};
+//!
+//! let (tx, rx) = Channel::builder().bounded(4).one2one();
+//! tx.send(1).unwrap();
+//! tx.poison();
+//! assert_eq!(tx.send(2).unwrap_err().into_inner(), 2); // the value comes back
+//! assert_eq!(rx.recv(), Ok(1)); // the buffer is drained first
+//! assert_eq!(rx.recv(), Err(RecvError::Poisoned));
+//! ```
+//!
+//! # How it works
+//! A blocked party owns a [`Waiter`](crate::waiter::Waiter) and a [`Packet`] on its
+//! own stack and puts an [`Entry`] pointing at both into the channel's FIFO, behind
+//! a short lock that is never held across a park. The party that arrives second
+//! claims the first's waiter (`try_claim`), releases the lock, moves the value, and
+//! `finish`es the waiter; nothing spins. A plain blocking operation without a
+//! deadline can only be ended by holders of the channel's lock, so it is claimed
+//! with a plain store ([`Waiter::claim_exclusive`](crate::waiter::Waiter::claim_exclusive)).
+//! Flavours live in modules of their own behind one pair of end types: `rendezvous`,
+//! and `buffered` for the bounded, overwriting and unbounded FIFOs (which differ
+//! only in what a send does on a full buffer). Plain OS threads use every channel:
+//! their waits go through the thread's parker.
+//!
+//! The [`select`] module documents the per-channel API that alternation uses.
+
+mod buffered;
+pub mod bundle;
+mod ends;
+pub mod error;
+mod factory;
+mod lock;
+mod raw;
+mod rendezvous;
+pub mod select;
+mod waitq;
+
+pub use bundle::{request_reply, request_reply_with, CallError, ClientEnd, Request, ServerEnd};
+pub use ends::{Any, IntoIter, Iter, One, Receiver, Sender, Sharing};
+pub use error::{
+    RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
+};
+pub use factory::{any2any, any2one, one2any, one2one, Buffer, Channel, ChannelBuilder};
+pub use raw::RawChan;
+pub use select::{RecvCommit, SelectLock, Selected, SendCommit};
+pub use waitq::{Entry, Packet};
+
+pub(crate) use raw::Flavor;

@@ -1,0 +1,141 @@
+//! The rendezvous flavour: no buffer, a send completes only when a receiver has
+//! the value.
+//!
+//! State behind one short lock: the FIFO of waiting senders, the FIFO of waiting
+//! receivers and the poison flag. At most one of the two queues holds live waiters
+//! (whoever arrives second claims the first instead of queueing), stale entries
+//! aside. The value moves after the lock is released, under the claim.
+
+use super::lock::{ChanGuard, ChanLock};
+use super::waitq::{Entry, Packet, WaitQueue};
+use crate::sync::{AtomicBool, Ordering};
+use crate::waiter::Waiter;
+use std::marker::PhantomData;
+
+pub(crate) struct Zero<T> {
+    state: ChanLock<State>,
+    poisoned: AtomicBool,
+    _t: PhantomData<fn(T) -> T>,
+}
+
+pub(crate) struct State {
+    pub(crate) senders: WaitQueue,
+    pub(crate) receivers: WaitQueue,
+    pub(crate) poisoned: bool,
+}
+
+/// Outcome of a non-blocking attempt under the lock.
+pub(crate) enum Try<C> {
+    Ready(C),
+    NotReady,
+    Poisoned,
+}
+
+impl<T> Zero<T> {
+    pub(crate) fn new() -> Self {
+        Self {
+            state: ChanLock::new(State {
+                senders: WaitQueue::new(),
+                receivers: WaitQueue::new(),
+                poisoned: false,
+            }),
+            poisoned: AtomicBool::new(false),
+            _t: PhantomData,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn lock(&self) -> ChanGuard<'_, State> {
+        self.state.lock()
+    }
+
+    pub(crate) fn is_poisoned(&self) -> bool {
+        self.poisoned.load(Ordering::Acquire)
+    }
+
+    /// Under the lock: claims a waiting receiver for a send.
+    #[inline]
+    pub(crate) fn try_send(g: &mut State) -> Try<Entry> {
+        if g.poisoned {
+            return Try::Poisoned;
+        }
+        match g.receivers.claim() {
+            Some(e) => Try::Ready(e),
+            None => Try::NotReady,
+        }
+    }
+
+    /// Under the lock: claims a waiting sender for a receive.
+    #[inline]
+    pub(crate) fn try_recv(g: &mut State) -> Try<Entry> {
+        if g.poisoned {
+            return Try::Poisoned;
+        }
+        match g.senders.claim() {
+            Some(e) => Try::Ready(e),
+            None => Try::NotReady,
+        }
+    }
+
+    /// Poisons the channel: wakes every waiting party with poison.
+    pub(crate) fn poison(&self) {
+        let mut g = self.lock();
+        g.poisoned = true;
+        self.poisoned.store(true, Ordering::Release);
+        g.senders.poison_all();
+        g.receivers.poison_all();
+    }
+}
+
+/// Completes a send to the receiver `r` that the caller claimed, after releasing the
+/// lock: moves `value` into its packet and finishes it. If the receiver runs an
+/// extended rendezvous, blocks until its closure has returned.
+///
+/// # Safety
+/// The caller claimed `r` (from a rendezvous receivers queue) and has not finished
+/// it.
+#[inline]
+pub(crate) unsafe fn deliver<T>(r: Entry, value: T) {
+    let p = r.packet as *const Packet<T>;
+    // SAFETY: we hold the claim on `r.waiter`, so its party and packet stay put and
+    // nobody else touches the packet until `finish`.
+    unsafe {
+        if Packet::is_extended(p) {
+            // Second phase: the reader wakes `w2` once its closure returned. Nobody
+            // else can see `w2`, so no timeout or poison can end this wait.
+            let w2 = Waiter::for_current();
+            Packet::set_writer(p, &w2);
+            Packet::put_raw(p, value);
+            Waiter::finish(r.waiter, false);
+            let out = w2.wait(None);
+            // The reader releases us with success whatever happened meanwhile (poison
+            // included): the value was delivered.
+            assert_eq!(
+                out,
+                crate::waiter::Outcome::Done {
+                    token: 0,
+                    poisoned: false
+                },
+                "hoare: an extended rendezvous released its writer with {out:?}"
+            );
+        } else {
+            Packet::put_raw(p, value);
+            Waiter::finish(r.waiter, false);
+        }
+    }
+}
+
+/// Completes a receive from the sender `s` that the caller claimed, after releasing
+/// the lock: takes its value and finishes it.
+///
+/// # Safety
+/// The caller claimed `s` (from a rendezvous senders queue) and has not finished it.
+#[inline]
+pub(crate) unsafe fn take_from<T>(s: Entry) -> T {
+    // SAFETY: we hold the claim; the sender registered a full packet.
+    unsafe {
+        let v = Packet::<T>::take_raw(s.packet as *const Packet<T>);
+        Waiter::finish(s.waiter, false);
+        v.expect("hoare: a registered sender's packet was empty")
+    }
+}
