@@ -1,1 +1,31 @@
-//! hoare runtime.
+//! hoare's M:N runtime: worker threads run stackful processes (corosensei
+//! coroutines on pooled, guarded stacks) with work stealing (crossbeam-deque), a
+//! per-worker "next" slot for hand-offs, per-worker timer maps, and idle workers
+//! that sleep on an OS primitive until work or their next timer is due.
+//!
+//! Processes implement [`hoare_core::park::Park`], so every channel, alt, barrier
+//! and timer of `hoare-core` blocks a process by suspending its coroutine, and a
+//! plain OS thread by parking the thread.
+//!
+//! ```
+//! let sum = hoare_runtime::run(|| {
+//!     let hs: Vec<_> = (0..10u64).map(|i| hoare_runtime::spawn(move || i)).collect();
+//!     hs.into_iter().map(|h| h.join().unwrap()).sum::<u64>()
+//! });
+//! assert_eq!(sum, 45);
+//! ```
+//!
+//! A panic in the root process of [`run`] is re-raised by `run` once the runtime
+//! has shut down; [`try_run`] returns it as a [`ProcessError`] instead.
+
+mod api;
+mod proc;
+mod rt;
+mod signal;
+mod stack;
+
+pub use api::{
+    default_workers, id, name, par, par2, par3, par_for, run, scope, sleep_for, sleep_until, spawn,
+    spawn_blocking, try_run, yield_now, Builder, JoinHandle, ParFn, Process, ProcessError, Runtime,
+    RuntimeBuilder, Scope, ScopedJoinHandle, DEFAULT_STACK_SIZE,
+};

@@ -1,0 +1,137 @@
+//! A process's result and the one party that waits for it.
+//!
+//! ```text
+//!  EMPTY ──join: CAS(EMPTY→&waiter)──► WAITER ──complete: swap(DONE)──► DONE + try_wake
+//!    └───────────────complete: swap(DONE)──────────────────────────────► DONE
+//! ```
+//! The value is written before the `DONE` swap (release) and read after seeing `DONE`
+//! (acquire). The joiner's waiter lives on its stack; the completer wakes it through
+//! [`Waiter::try_wake`], which stops touching it once the wait is committed.
+
+use crate::sync::{AtomicPtr, Ordering, UnsafeCell};
+use crate::waiter::{Outcome, Waiter};
+use std::ptr;
+
+/// Never the address of a real waiter (it lies in the unmapped first page).
+const DONE: *mut Waiter = std::ptr::dangling_mut::<Waiter>();
+
+/// Holds a result until its one joiner takes it.
+#[derive(Debug)]
+pub struct JoinSlot<T> {
+    state: AtomicPtr<Waiter>,
+    value: UnsafeCell<Option<T>>,
+}
+
+// SAFETY: the value is written once by the completer before the release swap to DONE
+// and read only by the joiner after an acquire load of DONE: never concurrently.
+unsafe impl<T: Send> Send for JoinSlot<T> {}
+// SAFETY: see `Send`.
+unsafe impl<T: Send> Sync for JoinSlot<T> {}
+
+impl<T> Default for JoinSlot<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> JoinSlot<T> {
+    /// An empty slot.
+    pub fn new() -> Self {
+        Self {
+            state: AtomicPtr::new(ptr::null_mut()),
+            value: UnsafeCell::new(None),
+        }
+    }
+
+    /// Whether [`complete`](Self::complete) has run.
+    pub fn is_complete(&self) -> bool {
+        self.state.load(Ordering::Acquire) == DONE
+    }
+
+    /// Stores the result and wakes the joiner, if one waits. Call at most once.
+    pub fn complete(&self, value: T) {
+        // SAFETY: only the completer writes, once, before publishing DONE; the joiner
+        // reads only after seeing DONE.
+        self.value.with_mut(|p| unsafe { *p = Some(value) });
+        // A compare-exchange loop rather than `swap` (loom 0.7 may let a swap read a
+        // stale value, tokio-rs/loom#254).
+        let mut prev = self.state.load(Ordering::Acquire);
+        loop {
+            match self
+                .state
+                .compare_exchange_weak(prev, DONE, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => break,
+                Err(now) => prev = now,
+            }
+        }
+        if !prev.is_null() {
+            debug_assert_ne!(prev, DONE, "JoinSlot completed twice");
+            // SAFETY: the joiner published `prev` and stays in its wait until woken
+            // (its unwind guard waits for this commit too).
+            unsafe { Waiter::try_wake(prev, 0, false) };
+        }
+    }
+
+    /// Blocks the current party (process or thread) until the slot is complete and
+    /// takes the value. Call at most once.
+    pub fn join(&self) -> T {
+        if self.state.load(Ordering::Acquire) != DONE {
+            let waiter = Waiter::for_current();
+            let me = &waiter as *const Waiter as *mut Waiter;
+            if self
+                .state
+                .compare_exchange(ptr::null_mut(), me, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                let guard = UnwindGuard {
+                    slot: &self.state,
+                    waiter: &waiter,
+                };
+                let out = waiter.wait(None);
+                debug_assert!(matches!(out, Outcome::Done { .. }));
+                std::mem::forget(guard);
+            }
+        }
+        self.take()
+    }
+
+    /// Takes the value if the slot is complete (without blocking).
+    pub fn try_take(&self) -> Option<T> {
+        if self.state.load(Ordering::Acquire) == DONE {
+            Some(self.take())
+        } else {
+            None
+        }
+    }
+
+    fn take(&self) -> T {
+        // SAFETY: DONE was observed with acquire; the completer no longer writes.
+        self.value
+            .with_mut(|p| unsafe { (*p).take() })
+            .expect("JoinSlot value taken twice")
+    }
+}
+
+/// If the joiner is unwound while waiting (a runtime shutting down unwinds blocked
+/// processes), withdraw the waiter before its stack frame goes away.
+struct UnwindGuard<'a> {
+    slot: &'a AtomicPtr<Waiter>,
+    waiter: &'a Waiter,
+}
+
+impl Drop for UnwindGuard<'_> {
+    fn drop(&mut self) {
+        let me = self.waiter as *const Waiter as *mut Waiter;
+        if self
+            .slot
+            .compare_exchange(me, ptr::null_mut(), Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            // The completer took our pointer: let it finish its commit first.
+            while self.waiter.is_waiting() {
+                std::hint::spin_loop();
+            }
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! Loom models of the scheduler protocols in `hoare_core::sched`.
+//!
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p hoare-core --release --test loom_sched`
+#![cfg(loom)]
+
+use hoare_core::sched::{Idle, JoinSlot, ProcState};
+use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::sync::{Arc, Mutex};
+use loom::thread;
+
+fn take(work: &AtomicUsize) -> bool {
+    work.compare_exchange(1, 0, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok()
+}
+
+/// One worker's idle loop: look for work, register as a sleeper, look again, sleep.
+fn worker_until_work(idle: &Idle, work: &AtomicUsize, mut searching: bool) {
+    loop {
+        if take(work) {
+            if searching {
+                idle.end_search();
+            }
+            return;
+        }
+        idle.prepare_sleep(0, searching);
+        if take(work) {
+            if idle.cancel_sleep(0) {
+                idle.end_search();
+            }
+            return;
+        }
+        searching = idle.sleep(0, None);
+    }
+}
+
+/// Catches a lost wake-up: work pushed while the worker is between "found nothing"
+/// and "asleep" must either be seen by the worker's re-check after `prepare_sleep`
+/// or make `notify_one` wake it. (Breaking it: re-check before `prepare_sleep`, or
+/// drop the SeqCst fences, and loom reports the worker asleep forever.)
+#[test]
+fn idle_no_lost_wakeup() {
+    loom::model(|| {
+        let idle = Arc::new(Idle::new(2));
+        let work = Arc::new(AtomicUsize::new(0));
+        let (i2, w2) = (idle.clone(), work.clone());
+        let t = thread::spawn(move || worker_until_work(&i2, &w2, false));
+        work.store(1, Ordering::SeqCst);
+        idle.notify_one();
+        t.join().unwrap();
+    });
+}
+
+/// Catches the "last searcher" bug: a producer that sees a searching worker does not
+/// wake anyone, so that searcher must re-check after it stops searching. (Breaking
+/// it: make `prepare_sleep` drop the searching count after the caller's re-check.)
+#[test]
+fn idle_last_searcher_rechecks() {
+    loom::model(|| {
+        let idle = Arc::new(Idle::new(2));
+        assert!(idle.try_begin_search());
+        let work = Arc::new(AtomicUsize::new(0));
+        let (i2, w2) = (idle.clone(), work.clone());
+        let t = thread::spawn(move || worker_until_work(&i2, &w2, true));
+        work.store(1, Ordering::SeqCst);
+        idle.notify_one();
+        t.join().unwrap();
+    });
+}
+
+/// Catches a double run or a lost wake-up when an unpark races the worker's
+/// post-switch `try_park`: exactly one of them must end up running the process
+/// (the worker when a token was already there, else the unparker).
+#[test]
+fn unpark_races_post_switch_park() {
+    loom::model(|| {
+        let st = Arc::new(ProcState::new());
+        let runs = Arc::new(AtomicUsize::new(0));
+        let (s2, r2) = (st.clone(), runs.clone());
+        let worker = thread::spawn(move || {
+            // The process checks for a token before suspending ...
+            if s2.take_token() {
+                r2.fetch_add(1, Ordering::SeqCst);
+                return;
+            }
+            // ... and the worker parks it after the switch.
+            if s2.try_park().is_none() {
+                r2.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        if st.unpark() {
+            runs.fetch_add(1, Ordering::SeqCst);
+        }
+        worker.join().unwrap();
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+    });
+}
+
+/// Catches a process resumed twice (or never) when its `park_until` timer fires
+/// while an unpark arrives: the worker arms the timer and parks under the timer
+/// lock, the timer fires under the same lock only for the same park generation,
+/// and whoever wins the transition out of PARKED resumes it.
+#[test]
+fn unpark_races_timer() {
+    loom::model(|| {
+        let st = Arc::new(ProcState::new());
+        let timers: Arc<Mutex<Option<u64>>> = Arc::new(Mutex::new(None));
+        let runs = Arc::new(AtomicUsize::new(0));
+
+        let (s2, t2, r2) = (st.clone(), timers.clone(), runs.clone());
+        let worker = thread::spawn(move || {
+            let mut g = t2.lock().unwrap();
+            let gen = s2.next_gen();
+            *g = Some(gen);
+            match s2.try_park() {
+                Some(got) => assert_eq!(got, gen),
+                None => {
+                    *g = None;
+                    r2.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        });
+        let (s3, t3, r3) = (st.clone(), timers.clone(), runs.clone());
+        let timer = thread::spawn(move || {
+            let mut g = t3.lock().unwrap();
+            if let Some(gen) = g.take() {
+                if s3.fire(gen) {
+                    r3.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        });
+        if st.unpark() {
+            runs.fetch_add(1, Ordering::SeqCst);
+        }
+        worker.join().unwrap();
+        timer.join().unwrap();
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+    });
+}
+
+/// Catches a stale timer waking a later park: a timer armed for park generation
+/// `g` must not fire the process once it parked again (generation `g + 1`).
+#[test]
+fn stale_timer_does_not_fire_next_park() {
+    loom::model(|| {
+        let st = Arc::new(ProcState::new());
+        let g1 = st.next_gen();
+        assert_eq!(st.try_park(), Some(g1));
+        assert!(st.unpark());
+        let s2 = st.clone();
+        let t = thread::spawn(move || s2.fire(g1));
+        let g2 = st.try_park().unwrap();
+        assert_ne!(g1, g2);
+        assert!(!t.join().unwrap(), "stale timer fired");
+        assert!(st.is_parked());
+    });
+}
+
+/// Catches a lost or torn result at completion: the joiner either sees DONE and the
+/// value, or publishes its waiter first and is woken after the value was written.
+#[test]
+fn join_and_complete() {
+    loom::model(|| {
+        let slot = Arc::new(JoinSlot::new());
+        let s2 = slot.clone();
+        let t = thread::spawn(move || s2.complete(42usize));
+        assert_eq!(slot.join(), 42);
+        t.join().unwrap();
+    });
+}

@@ -1,0 +1,140 @@
+//! A process: its header (at the top of its own stack slot), its coroutine, and its
+//! implementation of the park/unpark seam.
+
+use crate::rt::{self, Shared, Task};
+use crate::stack::{Pool, SlotStack};
+use corosensei::{Coroutine, Yielder};
+use hoare_core::park::{Park, Unparker};
+use hoare_core::sched::ProcState;
+use std::cell::{Cell, UnsafeCell};
+use std::mem::MaybeUninit;
+use std::time::Instant;
+
+/// What a process asks of its worker when it suspends.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Req {
+    /// Requeue at the back of the run queue.
+    Yield,
+    /// Park until unparked.
+    Park,
+    /// Park until unparked or the deadline passes.
+    ParkUntil(Instant),
+}
+
+pub(crate) type Coro = Coroutine<(), Req, (), SlotStack>;
+
+/// Not pinned.
+pub(crate) const PIN_NONE: u32 = u32::MAX;
+/// Pinned to whichever worker first runs it.
+pub(crate) const PIN_PENDING: u32 = u32::MAX - 1;
+
+/// Where a parked process's timer sits: worker index and map key.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TimerKey {
+    pub(crate) worker: usize,
+    pub(crate) deadline: Instant,
+    pub(crate) seq: u64,
+}
+
+/// A process's header. Lives at the top of its stack slot; owned by whoever holds
+/// the right to run it (a run queue entry, a worker, or the unparker that took it
+/// out of `PARKED`).
+pub(crate) struct Proc {
+    pub(crate) state: ProcState,
+    pub(crate) coro: UnsafeCell<MaybeUninit<Coro>>,
+    pub(crate) yielder: Cell<*const Yielder<(), Req>>,
+    pub(crate) shared: *const Shared,
+    pub(crate) pool: *const Pool,
+    pub(crate) id: u64,
+    /// Depth in the spawn tree (a process spawned by a process is one deeper). The
+    /// shutdown sweep unwinds deeper processes first, so a scoped child always goes
+    /// before the ancestor whose stack it borrows from.
+    pub(crate) depth: u32,
+    pub(crate) name: Option<Box<str>>,
+    /// Worker index it is pinned to, or `PIN_NONE` / `PIN_PENDING`.
+    pub(crate) pin: Cell<u32>,
+    /// Set by a timer that fired this process's `park_until`.
+    pub(crate) timed_out: Cell<bool>,
+    /// Set while the shutdown sweep unwinds this process.
+    pub(crate) unwinding: Cell<bool>,
+    /// Whether the slot holds a process that has not finished (shutdown sweep).
+    pub(crate) live: Cell<bool>,
+    pub(crate) timer: Cell<Option<TimerKey>>,
+    /// Start of the slot (its guard page), for the overflow handler.
+    pub(crate) slot: usize,
+}
+
+impl Proc {
+    /// The name for diagnostics.
+    pub(crate) fn name_str(&self) -> &str {
+        self.name.as_deref().unwrap_or("<unnamed>")
+    }
+
+    #[inline(always)]
+    fn suspend(&self, r: Req) {
+        let y = self.yielder.get();
+        // SAFETY: `yielder` was set when the coroutine started and points into this
+        // process's own stack; we are running on that stack now.
+        unsafe { (*y).suspend(r) }
+    }
+
+    /// Requeues this (running) process at the back of its worker's queue.
+    #[inline]
+    pub(crate) fn yield_now(&self) {
+        self.suspend(Req::Yield);
+    }
+
+    fn cancel_timer(&self) {
+        if let Some(key) = self.timer.take() {
+            // SAFETY: the runtime outlives its live processes.
+            let shared = unsafe { &*self.shared };
+            shared.cancel_timer(key);
+        }
+    }
+
+    /// The unpark function behind this process's [`Unparker`].
+    unsafe fn unpark_raw(data: *const ()) {
+        let p = data as *const Proc;
+        // SAFETY: the unparker's contract keeps the process inside its wait, so the
+        // header is valid until the CAS in `unpark`; when that CAS hands us ownership
+        // (it was PARKED) nobody else may run or free it until we queue it.
+        unsafe {
+            if (*p).state.unpark() {
+                rt::schedule_woken(Task::from_ptr(p));
+            }
+        }
+    }
+}
+
+impl Park for Proc {
+    #[inline]
+    fn park(&self) {
+        if self.state.take_token() {
+            return;
+        }
+        self.suspend(Req::Park);
+        // The worker only resumes us after someone unparked us: no spurious return.
+    }
+
+    fn park_until(&self, deadline: Instant) -> bool {
+        if self.state.take_token() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        self.suspend(Req::ParkUntil(deadline));
+        if self.timed_out.replace(false) {
+            false
+        } else {
+            self.cancel_timer();
+            true
+        }
+    }
+
+    fn unparker(&self) -> Unparker {
+        // SAFETY: `unpark_raw` only touches the header until the CAS that lets the
+        // process observe the unpark, and takes ownership otherwise.
+        unsafe { Unparker::from_raw(self as *const Proc as *const (), Proc::unpark_raw) }
+    }
+}

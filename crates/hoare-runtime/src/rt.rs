@@ -1,0 +1,951 @@
+//! Workers, run queues, timers and shutdown.
+
+use crate::proc::{Proc, Req, TimerKey, PIN_NONE, PIN_PENDING};
+use crate::signal;
+use crate::stack::{Pool, SlotStack};
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use hoare_core::park::{self, Park};
+use hoare_core::sched::{Idle, ProcState};
+use std::cell::{Cell, UnsafeCell};
+use std::collections::BTreeMap;
+use std::mem::MaybeUninit;
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// A run-queue entry: the right to run one process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Task(NonNull<Proc>);
+
+// SAFETY: a task is a unique right to run a process; whoever holds it may run it on
+// any worker (processes migrate; pinned ones are only queued for their worker).
+unsafe impl Send for Task {}
+
+impl Task {
+    /// # Safety
+    /// `p` must be a live process header the caller has the right to run.
+    pub(crate) unsafe fn from_ptr(p: *const Proc) -> Self {
+        // SAFETY: caller's contract; headers are never null.
+        Task(unsafe { NonNull::new_unchecked(p as *mut Proc) })
+    }
+    pub(crate) fn proc(&self) -> &Proc {
+        // SAFETY: a task's holder owns the process, which is live until it finishes.
+        unsafe { self.0.as_ref() }
+    }
+}
+
+const NO_TIMER: u64 = u64::MAX;
+/// Steal rounds a searching worker makes before it sleeps.
+const SPIN_ROUNDS: usize = 32;
+/// Every this many runs a worker looks at the global queue first (fairness).
+const GLOBAL_CHECK: u32 = 61;
+/// Slots a worker keeps in its local stack cache.
+const LOCAL_SLOTS: usize = 256;
+/// Process ids a worker reserves at a time.
+const ID_BLOCK: u64 = 1024;
+
+struct TimerEntry {
+    task: Task,
+    gen: u64,
+}
+
+#[derive(Default)]
+struct Timers {
+    map: BTreeMap<(Instant, u64), TimerEntry>,
+    seq: u64,
+}
+
+pub(crate) struct WorkerShared {
+    stealer: Stealer<Task>,
+    /// Go's runnext: the process just woken (or spawned) by the running one, run as
+    /// soon as that one blocks. Thieves take it only when they find nothing else,
+    /// so a worker whose process blocks its OS thread does not strand it.
+    next: AtomicPtr<Proc>,
+    pinned: Injector<Task>,
+    timers: Mutex<Timers>,
+    /// Earliest deadline of `timers` in ns since `Shared::epoch`, or `NO_TIMER`.
+    earliest: AtomicU64,
+    /// Processes spawned minus processes finished on this worker (only this worker
+    /// writes it, so a plain load and store suffice; summed at shutdown).
+    live: AtomicI64,
+}
+
+/// What every worker of a runtime shares.
+pub(crate) struct Shared {
+    injector: Injector<Task>,
+    workers: Box<[WorkerShared]>,
+    idle: Idle,
+    shutdown: AtomicBool,
+    pub(crate) pool: Pool,
+    /// Pools of non-default stack sizes; boxed so processes can point at them.
+    #[allow(clippy::vec_box)]
+    pools: Mutex<Vec<Box<Pool>>>,
+    epoch: Instant,
+    pub(crate) thread_name: String,
+    pub(crate) default_stack: usize,
+    /// Like `WorkerShared::live`, for spawns and finishes off the workers.
+    remote_live: AtomicI64,
+}
+
+/// Global process id counter (ids are unique across runtimes).
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+pub(crate) fn fresh_ids(n: u64) -> u64 {
+    NEXT_ID.fetch_add(n, Ordering::Relaxed)
+}
+
+/// The thread-local state of one worker thread.
+pub(crate) struct WorkerLocal {
+    pub(crate) index: usize,
+    pub(crate) shared: *const Shared,
+    queue: Worker<Task>,
+    /// Processes that yielded while every other worker was busy: kept private (no
+    /// atomic operation per yield), run after the queue is empty.
+    yielded: UnsafeCell<std::collections::VecDeque<Task>>,
+    free: UnsafeCell<Vec<usize>>,
+    ids: Cell<(u64, u64)>,
+    tick: Cell<u32>,
+}
+
+std::thread_local! {
+    /// The worker this thread is (null: not a worker).
+    static WORKER: Cell<*const WorkerLocal> = const { Cell::new(ptr::null()) };
+    /// The process running on this thread right now (null: none). Read by the
+    /// overflow handler, so it must stay a plain const-initialised cell.
+    pub(crate) static CURRENT: Cell<*const Proc> = const { Cell::new(ptr::null()) };
+    /// For thread processes: the runtime they belong to.
+    pub(crate) static THREAD_RT: std::cell::RefCell<Option<Arc<Shared>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+#[inline]
+pub(crate) fn current_proc() -> *const Proc {
+    CURRENT.with(|c| c.get())
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Size of the process header reserved at the top of each stack slot.
+pub(crate) const HEADER: usize = std::mem::size_of::<Proc>();
+
+impl Shared {
+    fn nanos(&self, t: Instant) -> u64 {
+        t.saturating_duration_since(self.epoch).as_nanos() as u64
+    }
+
+    fn update_earliest(&self, w: usize, t: &Timers) {
+        let e = t
+            .map
+            .keys()
+            .next()
+            .map_or(NO_TIMER, |(d, _)| self.nanos(*d));
+        self.workers[w].earliest.store(e, Ordering::Release);
+    }
+
+    pub(crate) fn cancel_timer(&self, key: TimerKey) {
+        let mut t = lock(&self.workers[key.worker].timers);
+        t.map.remove(&(key.deadline, key.seq));
+        self.update_earliest(key.worker, &t);
+    }
+
+    /// Queues a task from outside this runtime's workers.
+    fn push_remote(&self, t: Task) {
+        let pin = t.proc().pin.get();
+        if pin < PIN_PENDING {
+            self.workers[pin as usize].pinned.push(t);
+            self.idle.notify_worker(pin as usize);
+        } else {
+            self.injector.push(t);
+            self.idle.notify_one();
+        }
+    }
+
+    /// Fires the due timers of worker `w`; returns the processes now owned.
+    fn fire_due(&self, w: usize, now: Instant, t: &mut Timers, out: &mut Vec<Task>) {
+        while let Some(entry) = t.map.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let e = entry.remove();
+            let p = e.task.proc();
+            // Under the timer lock: a process that was unparked normally waits for
+            // this lock to cancel its entry, so it is still alive here.
+            if p.state.fire(e.gen) {
+                p.timed_out.set(true);
+                p.timer.set(None);
+                out.push(e.task);
+            }
+        }
+        self.update_earliest(w, t);
+    }
+
+    /// Earliest timer of any worker, in ns since the epoch.
+    fn earliest_any(&self) -> u64 {
+        self.workers
+            .iter()
+            .map(|w| w.earliest.load(Ordering::Acquire))
+            .min()
+            .unwrap_or(NO_TIMER)
+    }
+}
+
+/// Makes a process that an unpark took out of `PARKED` runnable: into the waker's
+/// "next" slot when the waker is a process on a worker of the same runtime, else
+/// into the global (or, pinned, its worker's) queue.
+///
+/// # Safety
+/// The caller owns `t` (it won the transition out of `PARKED`).
+pub(crate) unsafe fn schedule_woken(t: Task) {
+    let shared = t.proc().shared;
+    let w = WORKER.with(|c| c.get());
+    if !w.is_null() {
+        // SAFETY: a worker's local state lives as long as its thread's loop, and this
+        // code runs inside that loop (in a process or the scheduler).
+        let w = unsafe { &*w };
+        if ptr::eq(w.shared, shared) {
+            w.push_next(t);
+            return;
+        }
+    }
+    // From outside the runtime: keep it alive while we queue and notify (the process
+    // may run, finish, and the runtime shut down right after the push).
+    // SAFETY: the process is live and owned by us, so its runtime is too; the `Arc`
+    // the runtime was built from has at least one strong count.
+    let shared = unsafe {
+        Arc::increment_strong_count(shared);
+        Arc::from_raw(shared)
+    };
+    shared.push_remote(t);
+}
+
+/// Counts a spawn (+1) or a finish (-1) for the shutdown sweep.
+fn count_live(shared: &Shared, w: Option<&WorkerLocal>, d: i64) {
+    match w {
+        Some(w) => {
+            let c = &shared.workers[w.index].live;
+            c.store(c.load(Ordering::Relaxed) + d, Ordering::Relaxed);
+        }
+        None => {
+            shared.remote_live.fetch_add(d, Ordering::Relaxed);
+        }
+    }
+}
+
+impl WorkerLocal {
+    #[inline]
+    fn shared(&self) -> &Shared {
+        // SAFETY: the worker thread holds an `Arc<Shared>` for its whole loop.
+        unsafe { &*self.shared }
+    }
+
+    /// A woken or newly spawned process goes to the "next" slot; the one it displaces
+    /// goes to the queue, and then another worker may be needed.
+    #[inline]
+    pub(crate) fn push_next(&self, t: Task) {
+        let pin = t.proc().pin.get();
+        if pin < PIN_PENDING && pin as usize != self.index {
+            let sh = self.shared();
+            sh.workers[pin as usize].pinned.push(t);
+            sh.idle.notify_worker(pin as usize);
+            return;
+        }
+        let next = &self.shared().workers[self.index].next;
+        // Only this worker stores non-null values (thieves only take), so an empty
+        // slot stays empty until our store: no read-modify-write needed then.
+        let old = if next.load(Ordering::Relaxed).is_null() {
+            next.store(t.0.as_ptr(), Ordering::Release);
+            ptr::null_mut()
+        } else {
+            next.swap(t.0.as_ptr(), Ordering::AcqRel)
+        };
+        if !old.is_null() {
+            // SAFETY: a non-null next slot holds a task we just took over.
+            self.push_back(unsafe { Task::from_ptr(old) });
+            self.shared().idle.notify_one();
+        }
+    }
+
+    #[inline]
+    fn take_next(&self, w: usize) -> Option<Task> {
+        let next = &self.shared().workers[w].next;
+        if next.load(Ordering::Relaxed).is_null() {
+            return None;
+        }
+        let p = next.swap(ptr::null_mut(), Ordering::AcqRel);
+        // SAFETY: whoever swaps a task out of a next slot holds it.
+        (!p.is_null()).then(|| unsafe { Task::from_ptr(p) })
+    }
+
+    /// Back of this worker's queue (pinned processes to its private pinned queue).
+    #[inline]
+    fn push_back(&self, t: Task) {
+        if t.proc().pin.get() < PIN_PENDING {
+            self.shared().workers[self.index].pinned.push(t);
+        } else {
+            self.queue.push(t);
+        }
+    }
+
+    /// Takes a free stack slot of the default pool.
+    #[inline]
+    pub(crate) fn take_slot(&self) -> usize {
+        // SAFETY: `free` is only touched by this worker's thread, never reentrantly.
+        let free = unsafe { &mut *self.free.get() };
+        if let Some(s) = free.pop() {
+            return s;
+        }
+        self.shared().pool.alloc_batch(free, LOCAL_SLOTS / 2);
+        free.pop().expect("slot")
+    }
+
+    fn give_slot(&self, slot: usize) {
+        // SAFETY: as in `take_slot`.
+        let free = unsafe { &mut *self.free.get() };
+        free.push(slot);
+        if free.len() > LOCAL_SLOTS {
+            let at = free.len() - LOCAL_SLOTS / 2;
+            self.shared().pool.free_batch(free.drain(at..));
+        }
+    }
+
+    #[inline]
+    pub(crate) fn next_id(&self) -> u64 {
+        let (n, end) = self.ids.get();
+        if n < end {
+            self.ids.set((n + 1, end));
+            return n;
+        }
+        let n = fresh_ids(ID_BLOCK);
+        self.ids.set((n + 1, n + ID_BLOCK));
+        n
+    }
+
+    fn steal_global(&self) -> Option<Task> {
+        let sh = self.shared();
+        loop {
+            match sh.injector.steal_batch_and_pop(&self.queue) {
+                Steal::Success(t) => return Some(t),
+                Steal::Empty => return None,
+                Steal::Retry => continue,
+            }
+        }
+    }
+
+    fn pop_pinned(&self) -> Option<Task> {
+        let q = &self.shared().workers[self.index].pinned;
+        loop {
+            match q.steal() {
+                Steal::Success(t) => return Some(t),
+                Steal::Empty => return None,
+                Steal::Retry => continue,
+            }
+        }
+    }
+
+    /// Fires this worker's due timers (or another's, with `try_lock`).
+    fn run_timers(&self, w: usize, blocking: bool) -> Option<Task> {
+        let sh = self.shared();
+        let e = sh.workers[w].earliest.load(Ordering::Acquire);
+        if e == NO_TIMER {
+            return None;
+        }
+        let now = Instant::now();
+        if sh.nanos(now) < e {
+            return None;
+        }
+        let mut fired = Vec::new();
+        {
+            let mut t = if blocking {
+                lock(&sh.workers[w].timers)
+            } else {
+                match sh.workers[w].timers.try_lock() {
+                    Ok(t) => t,
+                    Err(_) => return None,
+                }
+            };
+            sh.fire_due(w, now, &mut t, &mut fired);
+        }
+        let first = fired.pop();
+        let more = !fired.is_empty();
+        for t in fired {
+            if t.proc().pin.get() < PIN_PENDING && t.proc().pin.get() as usize != self.index {
+                let pin = t.proc().pin.get() as usize;
+                sh.workers[pin].pinned.push(t);
+                sh.idle.notify_worker(pin);
+            } else {
+                self.push_back(t);
+            }
+        }
+        if more {
+            sh.idle.notify_one();
+        }
+        match first {
+            Some(t)
+                if t.proc().pin.get() < PIN_PENDING
+                    && t.proc().pin.get() as usize != self.index =>
+            {
+                let pin = t.proc().pin.get() as usize;
+                sh.workers[pin].pinned.push(t);
+                sh.idle.notify_worker(pin);
+                None
+            }
+            f => f,
+        }
+    }
+
+    /// Work this worker can get without searching others.
+    #[inline]
+    fn find_local(&self) -> Option<Task> {
+        let tick = self.tick.get().wrapping_add(1);
+        self.tick.set(tick);
+        if tick.is_multiple_of(GLOBAL_CHECK) {
+            if let Some(t) = self.pop_pinned().or_else(|| self.steal_global()) {
+                return Some(t);
+            }
+        }
+        if let Some(t) = self.take_next(self.index) {
+            return Some(t);
+        }
+        if let Some(t) = self.queue.pop() {
+            return Some(t);
+        }
+        // SAFETY: `yielded` is only touched by this worker's thread, never reentrantly.
+        if let Some(t) = unsafe { (*self.yielded.get()).pop_front() } {
+            return Some(t);
+        }
+        self.run_timers(self.index, true)
+            .or_else(|| self.pop_pinned())
+            .or_else(|| self.steal_global())
+    }
+
+    /// Work from other workers: their queues, and their due timers if they are busy.
+    fn steal_others(&self) -> Option<Task> {
+        let sh = self.shared();
+        let n = sh.workers.len();
+        let start = self.tick.get() as usize;
+        for k in 1..n {
+            let v = (self.index + start + k) % n;
+            if v == self.index {
+                continue;
+            }
+            loop {
+                match sh.workers[v].stealer.steal_batch_and_pop(&self.queue) {
+                    Steal::Success(t) => return Some(t),
+                    Steal::Empty => break,
+                    Steal::Retry => continue,
+                }
+            }
+        }
+        if let Some(t) = self.steal_global() {
+            return Some(t);
+        }
+        for k in 1..n {
+            let v = (self.index + start + k) % n;
+            if v == self.index {
+                continue;
+            }
+            if let Some(t) = self.take_next(v) {
+                if t.proc().pin.get() < PIN_PENDING && t.proc().pin.get() as usize != self.index {
+                    // Pinned elsewhere: hand it to its worker's pinned queue.
+                    let pin = t.proc().pin.get() as usize;
+                    sh.workers[pin].pinned.push(t);
+                    sh.idle.notify_worker(pin);
+                    continue;
+                }
+                return Some(t);
+            }
+        }
+        for k in 1..n {
+            let v = (self.index + k) % n;
+            if let Some(t) = self.run_timers(v, false) {
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    fn find_any(&self) -> Option<Task> {
+        self.find_local().or_else(|| self.steal_others())
+    }
+
+    fn sleep_timeout(&self) -> Option<Duration> {
+        let sh = self.shared();
+        let e = sh.earliest_any();
+        if e == NO_TIMER {
+            return None;
+        }
+        let now = sh.nanos(Instant::now());
+        Some(Duration::from_nanos(e.saturating_sub(now)))
+    }
+
+    fn main_loop(&self) {
+        let sh = self.shared();
+        let mut searching = false;
+        'outer: loop {
+            if sh.shutdown.load(Ordering::Relaxed) {
+                break;
+            }
+            if let Some(t) = self.find_local() {
+                if searching {
+                    searching = false;
+                    if sh.idle.end_search() {
+                        sh.idle.notify_one();
+                    }
+                }
+                // SAFETY: we hold the task.
+                unsafe { self.run(t) };
+                continue;
+            }
+            if !searching {
+                searching = sh.idle.try_begin_search();
+            }
+            if searching {
+                for round in 0..SPIN_ROUNDS {
+                    if let Some(t) = self.steal_others().or_else(|| self.find_local()) {
+                        searching = false;
+                        if sh.idle.end_search() {
+                            sh.idle.notify_one();
+                        }
+                        // SAFETY: we hold the task.
+                        unsafe { self.run(t) };
+                        continue 'outer;
+                    }
+                    if sh.shutdown.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    if round < SPIN_ROUNDS / 2 {
+                        std::hint::spin_loop();
+                    } else {
+                        std::thread::yield_now();
+                    }
+                }
+            }
+            sh.idle.prepare_sleep(self.index, searching);
+            if let Some(t) = self.find_any() {
+                searching = sh.idle.cancel_sleep(self.index);
+                if searching {
+                    searching = false;
+                    if sh.idle.end_search() {
+                        sh.idle.notify_one();
+                    }
+                }
+                // SAFETY: we hold the task.
+                unsafe { self.run(t) };
+                continue;
+            }
+            if sh.shutdown.load(Ordering::Relaxed) {
+                sh.idle.cancel_sleep(self.index);
+                break;
+            }
+            searching = sh.idle.sleep(self.index, self.sleep_timeout());
+        }
+        // Give our stack cache back so the shutdown sweep sees one pool.
+        // SAFETY: as in `take_slot`.
+        let free = unsafe { &mut *self.free.get() };
+        sh.pool.free_batch(free.drain(..));
+    }
+
+    /// Runs a process until it parks, yields or finishes.
+    ///
+    /// # Safety
+    /// The caller holds `t`.
+    unsafe fn run(&self, t: Task) {
+        let p = t.0.as_ptr();
+        // SAFETY: we own the process until we hand it on (queue, PARKED, finish).
+        let proc = unsafe { &*p };
+        if proc.pin.get() == PIN_PENDING {
+            proc.pin.set(self.index as u32);
+        }
+        loop {
+            CURRENT.with(|c| c.set(p));
+            let dynp: NonNull<dyn Park> = t.0;
+            // SAFETY: the process is valid while it runs here; reset right after.
+            unsafe { park::set_current_process(Some(dynp)) };
+            // SAFETY: the coroutine was initialised at spawn and is not finished.
+            let r = unsafe { (*proc.coro.get()).assume_init_mut().resume(()) };
+            // SAFETY: see above.
+            unsafe { park::set_current_process(None) };
+            CURRENT.with(|c| c.set(ptr::null()));
+            match r {
+                CoroutineResult::Return(()) => {
+                    // SAFETY: the process finished on this worker; we own it.
+                    unsafe { self.finish(p) };
+                    return;
+                }
+                CoroutineResult::Yield(Req::Yield) => {
+                    if self.queue.is_empty() && !self.has_other_work() {
+                        continue;
+                    }
+                    let sh = self.shared();
+                    if sh.idle.others_idle() {
+                        self.push_back(t);
+                        sh.idle.notify_one();
+                    } else {
+                        // SAFETY: as in `find_local`.
+                        unsafe { (*self.yielded.get()).push_back(t) };
+                    }
+                    return;
+                }
+                CoroutineResult::Yield(Req::Park) => match proc.state.try_park() {
+                    // From here on someone else owns it: do not touch it.
+                    Some(_) => return,
+                    None => continue,
+                },
+                CoroutineResult::Yield(Req::ParkUntil(d)) => {
+                    let sh = self.shared();
+                    let mut timers = lock(&sh.workers[self.index].timers);
+                    timers.seq += 1;
+                    let seq = timers.seq;
+                    let gen = proc.state.next_gen();
+                    timers.map.insert((d, seq), TimerEntry { task: t, gen });
+                    proc.timer.set(Some(TimerKey {
+                        worker: self.index,
+                        deadline: d,
+                        seq,
+                    }));
+                    // The timer lock is held across the park so no timer can fire
+                    // (and no cancel can run) before the process is really parked.
+                    match proc.state.try_park() {
+                        Some(g) => {
+                            debug_assert_eq!(g, gen);
+                            sh.update_earliest(self.index, &timers);
+                            return;
+                        }
+                        None => {
+                            timers.map.remove(&(d, seq));
+                            proc.timer.set(None);
+                            drop(timers);
+                            continue;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether anything but the current queue could run (next slot, pinned queue,
+    /// global queue): a lone yielder with nothing else to do just continues.
+    #[inline]
+    fn has_other_work(&self) -> bool {
+        let sh = self.shared();
+        // SAFETY: as in `find_local`.
+        !unsafe { (*self.yielded.get()).is_empty() }
+            || !sh.workers[self.index]
+                .next
+                .load(Ordering::Relaxed)
+                .is_null()
+            || !sh.injector.is_empty()
+            || !sh.workers[self.index].pinned.is_empty()
+            || sh.shutdown.load(Ordering::Relaxed)
+    }
+
+    /// Releases a finished process's slot.
+    ///
+    /// # Safety
+    /// `p` finished on this worker and nobody else references it.
+    unsafe fn finish(&self, p: *mut Proc) {
+        // SAFETY: per the contract the header is ours to tear down.
+        unsafe { release(p, Some(self)) }
+    }
+}
+
+/// Tears down a finished (or unwound) process and returns its slot to its pool.
+///
+/// # Safety
+/// The coroutine has completed and nobody else references the process.
+unsafe fn release(p: *mut Proc, w: Option<&WorkerLocal>) {
+    // SAFETY: caller's contract.
+    unsafe {
+        let proc = &mut *p;
+        proc.coro.get_mut().assume_init_drop();
+        proc.name = None;
+        proc.live.set(false);
+        let pool = proc.pool;
+        let slot = proc.slot;
+        let shared = proc.shared;
+        count_live(&*shared, w, -1);
+        match w {
+            Some(w) if ptr::eq(pool, &(*shared).pool) => w.give_slot(slot),
+            _ => (*pool).free_batch(std::iter::once(slot)),
+        }
+    }
+}
+
+/// What a new process needs besides its body.
+pub(crate) struct SpawnOpts<'a> {
+    pub(crate) name: Option<Box<str>>,
+    pub(crate) stack_size: Option<usize>,
+    pub(crate) pinned: bool,
+    pub(crate) shared: &'a Arc<Shared>,
+}
+
+/// Creates a process running `body` and queues it.
+///
+/// # Safety
+/// Everything `body` borrows must outlive the process (the scope joins it first).
+pub(crate) unsafe fn spawn_raw<F>(opts: SpawnOpts<'_>, body: F) -> u64
+where
+    F: FnOnce(),
+{
+    let shared: &Shared = opts.shared;
+    let w = WORKER.with(|c| c.get());
+    // SAFETY: a non-null worker pointer is this thread's live worker.
+    let local = (!w.is_null())
+        .then(|| unsafe { &*w })
+        .filter(|w| ptr::eq(w.shared, shared));
+    let custom = opts.stack_size.filter(|&s| {
+        s.div_ceil(crate::stack::PAGE) != shared.default_stack.div_ceil(crate::stack::PAGE)
+    });
+    let (pool, slot): (*const Pool, usize) = match (custom, local) {
+        (None, Some(l)) => (&shared.pool, l.take_slot()),
+        (None, None) => {
+            let mut v = Vec::with_capacity(1);
+            shared.pool.alloc_batch(&mut v, 1);
+            (&shared.pool, v[0])
+        }
+        (Some(size), _) => {
+            let mut pools = lock(&shared.pools);
+            let pool = match pools
+                .iter()
+                .find(|p| p.usable() >= size && p.usable() < size + crate::stack::PAGE * 2)
+            {
+                Some(p) => &**p as *const Pool,
+                None => {
+                    pools.push(Box::new(Pool::new(size, HEADER)));
+                    &**pools.last().expect("pool") as *const Pool
+                }
+            };
+            let mut v = Vec::with_capacity(1);
+            // SAFETY: pools are boxed and live as long as the runtime.
+            unsafe { (*pool).alloc_batch(&mut v, 1) };
+            (pool, v[0])
+        }
+    };
+    count_live(shared, local, 1);
+    let cur = current_proc();
+    let depth = if cur.is_null() {
+        0
+    } else {
+        // SAFETY: the running process's header is valid while it runs.
+        unsafe { (*cur).depth.saturating_add(1) }
+    };
+    let id = match local {
+        Some(l) => l.next_id(),
+        None => fresh_ids(1),
+    };
+    // SAFETY: pools outlive the runtime's processes.
+    let header_offset = unsafe { (*pool).header_offset() };
+    let hp = (slot + header_offset) as *mut Proc;
+    // SAFETY: the slot is ours (just taken from the pool); the header range is
+    // inside it, aligned to 64 and unused.
+    unsafe {
+        ptr::write(
+            hp,
+            Proc {
+                state: ProcState::new(),
+                coro: UnsafeCell::new(MaybeUninit::uninit()),
+                yielder: Cell::new(ptr::null()),
+                shared: Arc::as_ptr(opts.shared),
+                pool,
+                id,
+                depth,
+                name: opts.name,
+                pin: Cell::new(if opts.pinned { PIN_PENDING } else { PIN_NONE }),
+                timed_out: Cell::new(false),
+                unwinding: Cell::new(false),
+                live: Cell::new(true),
+                timer: Cell::new(None),
+                slot,
+            },
+        );
+        let hpu = hp as usize;
+        let coro = Coroutine::with_stack_unchecked(
+            SlotStack::new(slot, header_offset),
+            move |y: &Yielder<(), Req>, ()| {
+                (*(hpu as *const Proc)).yielder.set(y);
+                body();
+            },
+        );
+        (*(*hp).coro.get()).write(coro);
+    }
+    // SAFETY: fully initialised above; we hold the only reference.
+    let t = unsafe { Task::from_ptr(hp) };
+    match local {
+        Some(l) if !current_proc().is_null() => l.push_next(t),
+        _ => shared.push_remote(t),
+    }
+    id
+}
+
+/// A runtime's threads and shared state.
+pub(crate) struct Core {
+    pub(crate) shared: Arc<Shared>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Core {
+    pub(crate) fn workers(&self) -> usize {
+        self.shared.workers.len()
+    }
+
+    pub(crate) fn start(workers: usize, stack: usize, name: String) -> Core {
+        signal::install();
+        let queues: Vec<Worker<Task>> = (0..workers).map(|_| Worker::new_fifo()).collect();
+        let pool = Pool::new(stack, HEADER);
+        let shared = Arc::new(Shared {
+            injector: Injector::new(),
+            workers: queues
+                .iter()
+                .map(|q| WorkerShared {
+                    stealer: q.stealer(),
+                    next: AtomicPtr::new(ptr::null_mut()),
+                    pinned: Injector::new(),
+                    timers: Mutex::new(Timers::default()),
+                    earliest: AtomicU64::new(NO_TIMER),
+                    live: AtomicI64::new(0),
+                })
+                .collect(),
+            idle: Idle::new(workers),
+            shutdown: AtomicBool::new(false),
+            default_stack: pool.usable(),
+            pool,
+            pools: Mutex::new(Vec::new()),
+            epoch: Instant::now(),
+            thread_name: name,
+            remote_live: AtomicI64::new(0),
+        });
+        let threads = queues
+            .into_iter()
+            .enumerate()
+            .map(|(i, q)| {
+                let sh = shared.clone();
+                std::thread::Builder::new()
+                    .name(format!("{}-{i}", sh.thread_name))
+                    .spawn(move || worker_thread(sh, i, q))
+                    .expect("hoare: cannot start a worker thread")
+            })
+            .collect();
+        Core { shared, threads }
+    }
+
+    /// Stops the workers, unwinds every process that has not finished (deepest in
+    /// the spawn tree first, so a scope's children go before the parent whose stack
+    /// they borrow), and releases the stacks.
+    pub(crate) fn shutdown(&mut self) {
+        let sh = &self.shared;
+        sh.shutdown.store(true, Ordering::SeqCst);
+        sh.idle.notify_all();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        let live: i64 = sh.remote_live.load(Ordering::SeqCst)
+            + sh.workers
+                .iter()
+                .map(|w| w.live.load(Ordering::SeqCst))
+                .sum::<i64>();
+        if live == 0 {
+            return;
+        }
+        let mut pools: Vec<*const Pool> = vec![&sh.pool as *const Pool];
+        pools.extend(lock(&sh.pools).iter().map(|p| &**p as *const Pool));
+        let mut live: Vec<*mut Proc> = Vec::new();
+        for &pool in &pools {
+            // SAFETY: pools live as long as `sh`.
+            let pool = unsafe { &*pool };
+            for slot in pool.carved_slots() {
+                let hp = (slot + pool.header_offset()) as *mut Proc;
+                // SAFETY: every carved slot's header was written by a spawn (slots
+                // are carved only to be used) or zeroed by MADV_DONTNEED (live=false).
+                if unsafe { (*hp).live.get() } {
+                    live.push(hp);
+                }
+            }
+        }
+        // Deepest first (see `Proc::depth`), newest first within a depth.
+        // SAFETY: as above.
+        live.sort_by_key(|&p| std::cmp::Reverse(unsafe { ((*p).depth, (*p).id) }));
+        for p in live {
+            // SAFETY: the workers are gone; nothing else runs these processes.
+            unsafe {
+                let proc = &*p;
+                if !proc.live.get() {
+                    continue;
+                }
+                proc.unwinding.set(true);
+                CURRENT.with(|c| c.set(p));
+                let dynp: NonNull<dyn Park> = NonNull::new_unchecked(p);
+                park::set_current_process(Some(dynp));
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    (*proc.coro.get()).assume_init_mut().force_unwind()
+                }));
+                park::set_current_process(None);
+                CURRENT.with(|c| c.set(ptr::null()));
+                if r.is_err() {
+                    // A destructor panicked while unwinding: the coroutine state is
+                    // unknown, so leak the slot rather than touch it again.
+                    proc.live.set(false);
+                    continue;
+                }
+                release(p, None);
+            }
+        }
+    }
+}
+
+impl Drop for Core {
+    fn drop(&mut self) {
+        if !self.threads.is_empty() {
+            self.shutdown();
+        }
+    }
+}
+
+fn worker_thread(shared: Arc<Shared>, index: usize, queue: Worker<Task>) {
+    park::set_worker_index(index);
+    let _alt = signal::ensure_altstack();
+    let local = WorkerLocal {
+        index,
+        shared: Arc::as_ptr(&shared),
+        queue,
+        yielded: UnsafeCell::new(std::collections::VecDeque::new()),
+        free: UnsafeCell::new(Vec::with_capacity(LOCAL_SLOTS + 1)),
+        ids: Cell::new((0, 0)),
+        tick: Cell::new(0),
+    };
+    WORKER.with(|c| c.set(&local));
+    local.main_loop();
+    WORKER.with(|c| c.set(ptr::null()));
+    park::set_worker_index(usize::MAX);
+}
+
+/// The runtime the caller belongs to: its process's, or its thread process's.
+pub(crate) fn current_shared() -> Option<Arc<Shared>> {
+    let p = current_proc();
+    if !p.is_null() {
+        // SAFETY: the running process's runtime is alive while it runs.
+        unsafe {
+            let sh = (*p).shared;
+            Arc::increment_strong_count(sh);
+            return Some(Arc::from_raw(sh));
+        }
+    }
+    THREAD_RT.with(|r| r.borrow().clone())
+}
+
+/// Calls `f` with the runtime the caller belongs to, without touching its refcount
+/// when the caller is a process.
+#[inline]
+pub(crate) fn with_shared<R>(f: impl FnOnce(&Arc<Shared>) -> R) -> Option<R> {
+    let p = current_proc();
+    if !p.is_null() {
+        // SAFETY: the running process's runtime is alive while it runs, and
+        // `shared` came from `Arc::as_ptr`; ManuallyDrop leaves the count alone.
+        let arc = std::mem::ManuallyDrop::new(unsafe { Arc::from_raw((*p).shared) });
+        return Some(f(&arc));
+    }
+    THREAD_RT.with(|r| r.borrow().as_ref().map(f))
+}

@@ -1,0 +1,257 @@
+//! Pooled, guarded process stacks carved from big slabs.
+//!
+//! A slab is one `mmap(MAP_NORESERVE)` holding many slots. Each slot is
+//! `[guard page][usable stack ... ][Proc header]`: the process's header lives at the
+//! top of its own stack slot, so a spawn allocates nothing else and a blocked
+//! process touches one page for both. Guard pages are installed with
+//! `MADV_GUARD_INSTALL` (no VMA per guard, so a million stacks fit under
+//! `vm.max_map_count`), falling back to `mprotect(PROT_NONE)` on older kernels.
+
+use corosensei::stack::{valgrind::ValgrindStackRegistration, Stack, StackPointer};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Mutex;
+
+pub(crate) const PAGE: usize = 4096;
+pub(crate) const GUARD: usize = PAGE;
+const MADV_GUARD_INSTALL: libc::c_int = 102;
+/// Free slots kept in a pool before further returned ones are given back to the OS.
+const KEEP_RESIDENT: usize = 4096;
+/// Virtual bytes per slab (slabs are `MAP_NORESERVE`, so this costs address space only).
+const SLAB_BYTES: usize = 64 << 20;
+
+/// How guard pages are installed: 0 unknown, 1 madvise guard, 2 mprotect.
+static GUARD_MODE: AtomicU8 = AtomicU8::new(0);
+
+/// The stack a coroutine runs on: one slot's range below its header.
+pub(crate) struct SlotStack {
+    base: usize,
+    limit: usize,
+}
+
+// SAFETY: `limit` is the slot start, which is a guard page (installed when the slot
+// was carved), and the usable range between guard and base is > MIN_STACK_SIZE;
+// both are 16-byte aligned (page aligned limit, header offset a multiple of 64).
+unsafe impl Stack for SlotStack {
+    #[inline]
+    fn base(&self) -> StackPointer {
+        StackPointer::new(self.base).expect("null stack base")
+    }
+    #[inline]
+    fn limit(&self) -> StackPointer {
+        StackPointer::new(self.limit).expect("null stack limit")
+    }
+}
+
+impl SlotStack {
+    pub(crate) fn new(slot: usize, header_offset: usize) -> Self {
+        // Stack colouring: start each stack at a slightly different offset within
+        // its page, so the tops of different stacks do not alias each other (and the
+        // worker's stack) in the caches and in store-to-load forwarding.
+        let colour = ((slot >> 12) % 31) * 64 + 64;
+        Self {
+            base: slot + header_offset - colour,
+            limit: slot,
+        }
+    }
+}
+
+struct Slab {
+    base: usize,
+    len: usize,
+    carved: usize,
+    _valgrind: Vec<ValgrindStackRegistration>,
+}
+
+// SAFETY: the registration is an id with a no-op outside valgrind; moving it between
+// threads is fine.
+unsafe impl Send for Slab {}
+
+struct Inner {
+    free: Vec<usize>,
+    slabs: Vec<Slab>,
+}
+
+/// A pool of stack slots of one size.
+pub(crate) struct Pool {
+    /// Bytes from slot start to slot end.
+    slot: usize,
+    /// Offset of the process header within the slot (= stack base).
+    header_offset: usize,
+    per_slab: usize,
+    inner: Mutex<Inner>,
+}
+
+impl Pool {
+    /// A pool whose stacks have `usable` bytes (rounded up to pages) and a header of
+    /// `header` bytes on top.
+    pub(crate) fn new(usable: usize, header: usize) -> Self {
+        let usable = usable.max(16 * 1024).div_ceil(PAGE) * PAGE;
+        let header = header.div_ceil(64) * 64;
+        let slot = GUARD + (usable + header).div_ceil(PAGE) * PAGE;
+        Self {
+            slot,
+            header_offset: slot - header,
+            per_slab: (SLAB_BYTES / slot).clamp(8, 4096),
+            inner: Mutex::new(Inner {
+                free: Vec::new(),
+                slabs: Vec::new(),
+            }),
+        }
+    }
+
+    pub(crate) fn usable(&self) -> usize {
+        self.header_offset - GUARD
+    }
+
+    pub(crate) fn header_offset(&self) -> usize {
+        self.header_offset
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Moves up to `n` (at least one) free slots into `out`.
+    pub(crate) fn alloc_batch(&self, out: &mut Vec<usize>, n: usize) {
+        let mut g = self.lock();
+        let take = n.min(g.free.len());
+        let at = g.free.len() - take;
+        out.extend(g.free.drain(at..));
+        let mut missing = n - take;
+        while missing > 0 {
+            if g.slabs.last().is_none_or(|s| s.carved == self.per_slab) {
+                let slab = self.new_slab();
+                g.slabs.push(slab);
+            }
+            let slab = g.slabs.last_mut().expect("slab");
+            let k = (self.per_slab - slab.carved).min(missing);
+            for _ in 0..k {
+                let slot = slab.base + slab.carved * self.slot;
+                slab.carved += 1;
+                slab._valgrind.push(ValgrindStackRegistration::new(
+                    (slot + GUARD) as *mut u8,
+                    self.header_offset - GUARD,
+                ));
+                out.push(slot);
+            }
+            missing -= k;
+        }
+    }
+
+    /// Gives `slots` back; beyond `KEEP_RESIDENT` free slots their memory goes back
+    /// to the OS (the guard stays).
+    pub(crate) fn free_batch(&self, slots: impl Iterator<Item = usize>) {
+        let mut g = self.lock();
+        for s in slots {
+            if g.free.len() >= KEEP_RESIDENT {
+                // SAFETY: the slot's usable range and header belong to this pool and
+                // no process uses them any more.
+                unsafe {
+                    libc::madvise(
+                        (s + GUARD) as *mut libc::c_void,
+                        self.slot - GUARD,
+                        libc::MADV_DONTNEED,
+                    );
+                }
+            }
+            g.free.push(s);
+        }
+    }
+
+    fn new_slab(&self) -> Slab {
+        let len = self.per_slab * self.slot;
+        // SAFETY: a fresh anonymous private mapping; checked for failure below.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            panic!(
+                "hoare: cannot map {len} bytes for process stacks: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+        let base = base as usize;
+        // Transparent huge pages would make every stack top in a 2 MiB range
+        // resident at once; a blocked process should cost one 4 KiB page.
+        // SAFETY: advice on a mapping we own; failure is harmless.
+        unsafe { libc::madvise(base as *mut libc::c_void, len, libc::MADV_NOHUGEPAGE) };
+        install_guards(base, self.slot, self.per_slab);
+        Slab {
+            base,
+            len,
+            carved: 0,
+            _valgrind: Vec::new(),
+        }
+    }
+
+    /// Every slot ever handed out (for the shutdown sweep).
+    pub(crate) fn carved_slots(&self) -> Vec<usize> {
+        let g = self.lock();
+        g.slabs
+            .iter()
+            .flat_map(|s| (0..s.carved).map(move |k| s.base + k * self.slot))
+            .collect()
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        let g = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
+        for s in g.slabs.drain(..) {
+            // Deregister from valgrind before the memory goes.
+            drop(s._valgrind);
+            // SAFETY: the slab was mapped by `new_slab` with this length, and every
+            // process on it has finished or been unwound (the runtime's shutdown).
+            unsafe { libc::munmap(s.base as *mut libc::c_void, s.len) };
+        }
+    }
+}
+
+/// Installs a guard page at the start of each of `n` slots of `slot` bytes.
+fn install_guards(base: usize, slot: usize, n: usize) {
+    if GUARD_MODE.load(Ordering::Relaxed) != 2 {
+        let mut ok = true;
+        for k in 0..n {
+            // SAFETY: the range is the first page of a slot in a mapping we own.
+            let r = unsafe {
+                libc::madvise(
+                    (base + k * slot) as *mut libc::c_void,
+                    GUARD,
+                    MADV_GUARD_INSTALL,
+                )
+            };
+            if r != 0 {
+                ok = false;
+                break;
+            }
+        }
+        if ok {
+            GUARD_MODE.store(1, Ordering::Relaxed);
+            return;
+        }
+        GUARD_MODE.store(2, Ordering::Relaxed);
+    }
+    for k in 0..n {
+        // SAFETY: as above; PROT_NONE on a page of our own mapping.
+        let r = unsafe {
+            libc::mprotect(
+                (base + k * slot) as *mut libc::c_void,
+                GUARD,
+                libc::PROT_NONE,
+            )
+        };
+        assert_eq!(
+            r,
+            0,
+            "hoare: cannot protect a stack guard page: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}

@@ -1,0 +1,548 @@
+//! Runtime tests: spawn/join at scale, sleeping, PAR, scopes, panics, blocking,
+//! several runtimes, pinning, thread processes, HOARE_WORKERS, stack overflow.
+
+mod common_rt;
+
+use common_rt::{Gate, Rng};
+use hoare::{Builder, ProcessError, Runtime};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn rt(workers: usize) -> Runtime {
+    Runtime::builder().workers(workers).build()
+}
+
+#[test]
+fn spawn_and_join_a_million() {
+    let n = rt(2).run(|| {
+        let mut total = 0u64;
+        for batch in 0..100u64 {
+            let hs: Vec<_> = (0..10_000u64)
+                .map(|i| hoare::spawn(move || batch * 10_000 + i))
+                .collect();
+            total += hs.into_iter().map(|h| h.join().unwrap()).sum::<u64>();
+        }
+        total
+    });
+    assert_eq!(n, (0..1_000_000u64).sum::<u64>());
+}
+
+#[test]
+fn hundred_thousand_sleepers_wake_on_time() {
+    let early = rt(2).run(|| {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let hs: Vec<_> = (0..100_000)
+            .map(|_| {
+                let d = Duration::from_micros(rng.next() % 200_000);
+                hoare::spawn(move || {
+                    let deadline = Instant::now() + d;
+                    hoare::sleep_until(deadline);
+                    Instant::now() < deadline
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .filter(|_| true)
+            .map(|h| h.join().unwrap())
+            .filter(|&e| e)
+            .count()
+    });
+    assert_eq!(early, 0, "processes woke before their deadline");
+}
+
+#[test]
+fn sleep_for_sleeps() {
+    rt(1).run(|| {
+        let t = Instant::now();
+        hoare::sleep_for(Duration::from_millis(20));
+        assert!(t.elapsed() >= Duration::from_millis(20));
+    });
+    // And on a plain thread.
+    let t = Instant::now();
+    hoare::sleep_for(Duration::from_millis(5));
+    assert!(t.elapsed() >= Duration::from_millis(5));
+    hoare::yield_now();
+}
+
+#[test]
+fn par_nested_three_deep() {
+    let v = rt(2).run(|| {
+        hoare::par_for(0..4u64, |a| {
+            let (x, y) = hoare::par2(
+                || hoare::par_for(0..3u64, |b| hoare::par3(|| a, || b, || 1).2 + a * 10 + b),
+                || a,
+            );
+            x.iter().sum::<u64>() + y
+        })
+    });
+    let expect: Vec<u64> = (0..4u64)
+        .map(|a| (0..3u64).map(|b| 1 + a * 10 + b).sum::<u64>() + a)
+        .collect();
+    assert_eq!(v, expect);
+}
+
+#[test]
+fn par_vec_in_order() {
+    let v = rt(2).run(|| {
+        let fs: Vec<hoare::ParFn<usize>> = (0..50usize)
+            .map(|i| Box::new(move || i * 2) as hoare::ParFn<usize>)
+            .collect();
+        hoare::par(fs)
+    });
+    assert_eq!(v, (0..50).map(|i| i * 2).collect::<Vec<_>>());
+}
+
+#[test]
+fn panic_reaches_the_joiner_with_its_message() {
+    rt(2).run(|| {
+        let h = hoare::spawn(|| -> u32 { panic!("boom {}", 42) });
+        match h.join() {
+            Err(ProcessError::Panicked { message }) => assert_eq!(message, "boom 42"),
+            other => panic!("unexpected {other:?}"),
+        }
+        // The worker survived: more processes run.
+        assert_eq!(hoare::spawn(|| 7).join().unwrap(), 7);
+    });
+}
+
+#[test]
+fn root_panic_propagates_or_is_returned() {
+    let r = rt(1).try_run(|| -> () { panic!("root failed") });
+    assert_eq!(r.unwrap_err().message(), Some("root failed"));
+    let r = std::panic::catch_unwind(|| rt(1).run(|| -> () { panic!("again") }));
+    assert!(r.is_err());
+}
+
+#[test]
+fn scope_borrows_and_joins() {
+    let mut data = vec![1u64, 2, 3, 4];
+    let total = AtomicUsize::new(0);
+    rt(2).run(|| {
+        hoare::scope(|s| {
+            for x in data.iter_mut() {
+                let total = &total;
+                let _ = s.spawn(move || {
+                    hoare::yield_now();
+                    *x *= 10;
+                    total.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+        });
+    });
+    assert_eq!(data, [10, 20, 30, 40]);
+    assert_eq!(total.load(Ordering::SeqCst), 4);
+}
+
+#[test]
+fn scope_body_panic_still_joins() {
+    let done = AtomicUsize::new(0);
+    let r = rt(2).try_run(|| {
+        hoare::scope(|s| {
+            for _ in 0..10 {
+                let _ = s.spawn(|| {
+                    hoare::sleep_for(Duration::from_millis(20));
+                    done.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+            panic!("body failed");
+        })
+    });
+    assert_eq!(r.unwrap_err().message(), Some("body failed"));
+    assert_eq!(done.load(Ordering::SeqCst), 10);
+}
+
+#[test]
+fn two_hundred_thousand_blocked_then_released() {
+    let n = rt(2).run(|| {
+        let gate = Arc::new(Gate::default());
+        let blocked = Arc::new(AtomicUsize::new(0));
+        let hs: Vec<_> = (0..200_000usize)
+            .map(|i| {
+                let (gate, blocked) = (gate.clone(), blocked.clone());
+                hoare::spawn(move || {
+                    blocked.fetch_add(1, Ordering::SeqCst);
+                    gate.wait();
+                    i
+                })
+            })
+            .collect();
+        while blocked.load(Ordering::SeqCst) < 200_000 {
+            hoare::sleep_for(Duration::from_millis(1));
+        }
+        gate.open();
+        hs.into_iter().map(|h| h.join().unwrap()).sum::<usize>()
+    });
+    assert_eq!(n, (0..200_000usize).sum::<usize>());
+}
+
+#[test]
+fn several_runtimes_sequential_and_side_by_side() {
+    for i in 0..5 {
+        assert_eq!(
+            rt(2).run(move || hoare::spawn(move || i + 1).join().unwrap()),
+            i + 1
+        );
+    }
+    let ts: Vec<_> = (0..2)
+        .map(|k| {
+            std::thread::spawn(move || {
+                rt(2).run(move || {
+                    let hs: Vec<_> = (0..10_000).map(|i| hoare::spawn(move || i * k)).collect();
+                    hs.into_iter().map(|h| h.join().unwrap()).sum::<usize>()
+                })
+            })
+        })
+        .collect();
+    let sums: Vec<_> = ts.into_iter().map(|t| t.join().unwrap()).collect();
+    assert_eq!(sums, [0, (0..10_000).sum::<usize>()]);
+}
+
+#[test]
+fn pinned_processes_stay_on_their_worker() {
+    rt(2).run(|| {
+        let hs: Vec<_> = (0..20)
+            .map(|i| {
+                Builder::new().pinned(true).spawn(move || {
+                    let w = hoare::core::park::worker_index();
+                    for k in 0..50 {
+                        if k % 2 == i % 2 {
+                            hoare::yield_now();
+                        } else {
+                            hoare::sleep_for(Duration::from_micros(100));
+                        }
+                        assert_eq!(hoare::core::park::worker_index(), w, "pinned process moved");
+                    }
+                    w
+                })
+            })
+            .collect();
+        for h in hs {
+            assert!(h.join().unwrap() < 2);
+        }
+    });
+}
+
+#[test]
+fn thread_processes_block_their_thread() {
+    rt(1).run(|| {
+        let gate = Arc::new(Gate::default());
+        let g2 = gate.clone();
+        // A thread process blocks in a real syscall and on a gate (its thread parks).
+        let t = hoare::spawn_blocking(move || {
+            std::thread::sleep(Duration::from_millis(10));
+            g2.wait();
+            hoare::name()
+        });
+        let t2 = Builder::new().thread(true).name("io").spawn(|| {
+            // A thread process can spawn and join coroutine processes.
+            hoare::spawn(|| 5).join().unwrap() + hoare::name().map_or(0, |n| n.len())
+        });
+        // Meanwhile the single worker keeps running processes.
+        assert_eq!(hoare::spawn(|| 1).join().unwrap(), 1);
+        gate.open();
+        assert_eq!(t.join().unwrap(), None);
+        assert_eq!(t2.join().unwrap(), 7);
+        let bad = hoare::spawn_blocking(|| -> () { panic!("thread boom") });
+        assert_eq!(bad.join().unwrap_err().message(), Some("thread boom"));
+    });
+}
+
+#[test]
+fn join_from_a_plain_thread() {
+    rt(2).run(|| {
+        let h = hoare::spawn(|| {
+            hoare::sleep_for(Duration::from_millis(10));
+            99
+        });
+        let t = std::thread::spawn(move || h.join().unwrap());
+        assert_eq!(t.join().unwrap(), 99);
+    });
+}
+
+#[test]
+fn ids_and_names() {
+    rt(2).run(|| {
+        let me = hoare::id();
+        // par2 runs its first branch in the calling process, the second in a new one.
+        let (a, b) = hoare::par2(hoare::id, hoare::id);
+        assert!(a == me && b != me);
+        let h = Builder::new()
+            .name("named")
+            .spawn(|| (hoare::name(), hoare::id()));
+        let hid = h.id();
+        let (n, id) = h.join().unwrap();
+        assert_eq!(n.as_deref(), Some("named"));
+        assert_eq!(id, hid);
+        assert_eq!(hoare::spawn(hoare::name).join().unwrap(), None);
+    });
+}
+
+struct Square(u64);
+impl hoare::Process for Square {
+    type Output = u64;
+    fn run(self) -> u64 {
+        self.0 * self.0
+    }
+}
+
+#[test]
+fn process_trait_values_spawn() {
+    assert_eq!(rt(1).run(|| hoare::spawn(Square(12)).join().unwrap()), 144);
+    assert_eq!(rt(1).run(Square(3)), 9);
+}
+
+#[test]
+fn shutdown_unwinds_blocked_processes() {
+    struct Bump(Arc<AtomicUsize>);
+    impl Drop for Bump {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let d = dropped.clone();
+    rt(2).run(move || {
+        let gate = Arc::new(Gate::default());
+        for _ in 0..1000 {
+            let (gate, d) = (gate.clone(), d.clone());
+            // Detached: dropped handles, blocked forever.
+            let _ = hoare::spawn(move || {
+                let _b = Bump(d);
+                gate.wait();
+            });
+        }
+        // A never-started process too (queued behind us on one worker is not
+        // guaranteed, so just spawn and return).
+        let _ = hoare::spawn({
+            let d = d.clone();
+            move || drop(Bump(d))
+        });
+        while d.load(Ordering::SeqCst) < 1 {
+            hoare::yield_now();
+        }
+    });
+    assert_eq!(dropped.load(Ordering::SeqCst), 1001);
+}
+
+#[test]
+fn shutdown_unwinds_blocked_scopes_children_first() {
+    let seen = Arc::new(AtomicUsize::new(0));
+    let s2 = seen.clone();
+    rt(2).run(move || {
+        let gate = Arc::new(Gate::default());
+        let started = Arc::new(AtomicUsize::new(0));
+        let (g, st) = (gate.clone(), started.clone());
+        let _ = hoare::spawn(move || {
+            // Children borrow `local` from this process's stack and touch it when
+            // they are unwound: they must go before this frame does.
+            let local = AtomicUsize::new(0);
+            struct Touch<'a>(&'a AtomicUsize, Arc<AtomicUsize>);
+            impl Drop for Touch<'_> {
+                fn drop(&mut self) {
+                    self.0.fetch_add(1, Ordering::SeqCst);
+                    self.1.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            hoare::scope(|s| {
+                for _ in 0..100 {
+                    let (g, st, s2, local) = (g.clone(), st.clone(), s2.clone(), &local);
+                    let _ = s.spawn(move || {
+                        let _t = Touch(local, s2);
+                        st.fetch_add(1, Ordering::SeqCst);
+                        g.wait();
+                    });
+                }
+            });
+        });
+        while started.load(Ordering::SeqCst) < 100 {
+            hoare::sleep_for(Duration::from_millis(1));
+        }
+    });
+    assert_eq!(seen.load(Ordering::SeqCst), 100);
+}
+
+/// Timed waits racing wake-ups: every wait ends exactly once, either woken (and
+/// then its timer is cancelled) or timed out no earlier than its deadline.
+#[test]
+fn timed_waits_race_wakeups() {
+    use hoare::core::waiter::{Outcome, Waiter};
+    use std::sync::Mutex;
+    let (woken, timed_out) = rt(2).run(|| {
+        let n = 20_000;
+        let slots: Arc<Vec<Mutex<Option<usize>>>> =
+            Arc::new((0..n).map(|_| Mutex::new(None)).collect());
+        let registered = Arc::new(AtomicUsize::new(0));
+        let start = Instant::now() + Duration::from_millis(100);
+        let waiters: Vec<_> = (0..n)
+            .map(|i| {
+                let (slots, registered) = (slots.clone(), registered.clone());
+                hoare::spawn(move || {
+                    let d = Duration::from_micros(((i * 7919) % 20_000) as u64);
+                    let deadline = start + d;
+                    let w = Waiter::for_current();
+                    *slots[i].lock().unwrap() = Some(&w as *const Waiter as usize);
+                    registered.fetch_add(1, Ordering::SeqCst);
+                    let out = w.wait(Some(deadline));
+                    // Deregister under the lock before `w` goes away.
+                    slots[i].lock().unwrap().take();
+                    match out {
+                        Outcome::Done { .. } => (1, 0),
+                        Outcome::Aborted { .. } => {
+                            assert!(Instant::now() >= deadline, "timed out early");
+                            (0, 1)
+                        }
+                    }
+                })
+            })
+            .collect();
+        let s2 = slots.clone();
+        let waker = hoare::spawn(move || {
+            while registered.load(Ordering::SeqCst) < n {
+                hoare::sleep_for(Duration::from_millis(1));
+            }
+            hoare::sleep_until(start);
+            for (i, slot) in s2.iter().enumerate() {
+                if i % 100 == 0 {
+                    hoare::sleep_for(Duration::from_micros(50));
+                }
+                let g = slot.lock().unwrap();
+                if let Some(w) = *g {
+                    // SAFETY: the waiter deregisters under this lock before it
+                    // leaves its wait, so it is alive while we hold the lock.
+                    unsafe { Waiter::try_wake(w as *const Waiter, 0, false) };
+                }
+            }
+        });
+        waker.join().unwrap();
+        waiters
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1))
+    });
+    assert_eq!(woken + timed_out, 20_000);
+    // Both outcomes normally occur; under heavy load all may time out, which is
+    // still correct, so only report the split.
+    eprintln!("timed waits: {woken} woken, {timed_out} timed out");
+}
+
+#[test]
+fn yield_interleaves_on_one_worker() {
+    let order = rt(1).run(|| {
+        let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let hs: Vec<_> = (0..2)
+            .map(|k| {
+                let log = log.clone();
+                hoare::spawn(move || {
+                    for i in 0..3 {
+                        log.lock().unwrap().push((k, i));
+                        hoare::yield_now();
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        let v = log.lock().unwrap().clone();
+        v
+    });
+    // Whichever starts first, the two alternate: a yield goes to the back.
+    assert_eq!(order.len(), 6);
+    for w in order.windows(2) {
+        assert_ne!(w[0].0, w[1].0, "{order:?}");
+    }
+}
+
+#[test]
+fn custom_stack_sizes() {
+    rt(2).run(|| {
+        let big = Builder::new().stack_size(1 << 20).spawn(|| {
+            let buf = [7u8; 512 * 1024];
+            std::hint::black_box(&buf)
+                .iter()
+                .map(|&b| b as usize)
+                .sum::<usize>()
+        });
+        assert_eq!(big.join().unwrap(), 7 * 512 * 1024);
+    });
+    let r = Runtime::builder()
+        .workers(1)
+        .stack_size(256 * 1024)
+        .build()
+        .run(|| {
+            let buf = [1u8; 128 * 1024];
+            std::hint::black_box(&buf).len()
+        });
+    assert_eq!(r, 128 * 1024);
+}
+
+fn child_mode() -> Option<String> {
+    std::env::var("HOARE_TEST_CHILD").ok()
+}
+
+fn run_child(test: &str, env: &[(&str, &str)]) -> std::process::Output {
+    let mut c = std::process::Command::new(std::env::current_exe().unwrap());
+    c.args(["--exact", test, "--nocapture", "--test-threads=1"]);
+    c.env("HOARE_TEST_CHILD", test);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+#[test]
+fn child_report_workers() {
+    if child_mode().as_deref() != Some("child_report_workers") {
+        return;
+    }
+    let w = Runtime::new().workers();
+    println!("CHILD workers={w} default={}", hoare::default_workers());
+}
+
+#[test]
+fn hoare_workers_env_is_respected() {
+    if child_mode().is_some() {
+        return;
+    }
+    let out = run_child("child_report_workers", &[("HOARE_WORKERS", "3")]);
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("CHILD workers=3 default=3"), "{s}");
+}
+
+#[test]
+fn child_overflow() {
+    if child_mode().as_deref() != Some("child_overflow") {
+        return;
+    }
+    #[inline(never)]
+    fn recurse(n: u64) -> u64 {
+        let buf = [n; 64];
+        std::hint::black_box(&buf);
+        if n == 0 {
+            0
+        } else {
+            recurse(n - 1) + buf[3]
+        }
+    }
+    rt(1).run(|| {
+        let h = Builder::new()
+            .name("deep")
+            .spawn(|| recurse(std::hint::black_box(10_000_000)));
+        let _ = h.join();
+    });
+}
+
+#[test]
+fn stack_overflow_is_reported_and_aborts() {
+    if child_mode().is_some() {
+        return;
+    }
+    let out = run_child("child_overflow", &[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("hoare: stack overflow in process 'deep' (id "),
+        "stderr: {err}"
+    );
+}
