@@ -1,0 +1,311 @@
+//! Timers: values that say when the next timeout of an operation falls (SPEC T1).
+//!
+//! Three kinds, after ProXC++ (and Øyvind Teig's definitions):
+//!
+//! | timer | deadline of a use | when its guard fires |
+//! |---|---|---|
+//! | [`Egg`] | *now* + period: restarts each time it is used | nothing to do |
+//! | [`Repeat`] | the next tick of a fixed grid `start + k·period` (does not restart) | advances one period |
+//! | [`Date`] | a fixed instant (stays expired once past) | nothing to do |
+//!
+//! Every timer implements [`Timer`]. An operation that can time out (a sleep, an alt
+//! with a timeout guard, a timed channel operation) calls [`Timer::deadline`] once
+//! when it starts, and [`Timer::fired`] if, and only if, the timeout is what ended it
+//! (the alt chose the timeout guard, the sleep returned). So an [`Egg`] restarts on
+//! every alt, while a [`Repeat`] moves on only when a tick was actually consumed: a
+//! tick that passes while an alt chose another guard is not lost, and a consumer that
+//! is late does not shift the grid (no drift).
+//!
+//! `Instant` implements [`Timer`] as a [`Date`] and `Duration` as an [`Egg`], so an
+//! API taking `impl Timer` also takes plain deadlines and durations.
+//!
+//! [`Timer::sleep`] blocks the current party (a process of the runtime, or a plain
+//! thread) until the deadline, through the park/unpark seam.
+//!
+//! ```
+//! use hoare_core::timer::{Egg, Repeat, Timer};
+//! use std::time::{Duration, Instant};
+//!
+//! let t0 = Instant::now();
+//! let mut tick = Repeat::new(Duration::from_millis(5));
+//! for _ in 0..3 {
+//!     tick.sleep(); // wakes at t0 + 5 ms, + 10 ms, + 15 ms: no drift
+//! }
+//! assert!(t0.elapsed() >= Duration::from_millis(15));
+//!
+//! let mut egg = Egg::new(Duration::from_millis(2));
+//! egg.sleep(); // 2 ms from now, every time
+//! ```
+
+use crate::park;
+use std::time::{Duration, Instant};
+
+/// A source of timeouts: tells an operation when it times out, and hears whether it
+/// did. See the [module documentation](self) for the protocol.
+pub trait Timer {
+    /// The deadline of an operation that starts now. Called once at the start of each
+    /// operation (a sleep, an alt, a timed channel operation); an [`Egg`] restarts
+    /// here, the other timers just report their next expiry.
+    fn deadline(&mut self) -> Instant;
+
+    /// Tells the timer that the operation that asked for [`deadline`](Timer::deadline)
+    /// ended by this timeout (the alt chose its guard, the sleep returned). A
+    /// [`Repeat`] advances one period here; the other timers ignore it.
+    fn fired(&mut self);
+
+    /// Blocks the current party until the deadline of this use, then reports the
+    /// firing. Returns at once if the deadline has already passed.
+    fn sleep(&mut self) {
+        sleep_until(self.deadline());
+        self.fired();
+    }
+
+    /// Whether an operation starting now would time out at once. Does not count as a
+    /// use: it neither restarts an [`Egg`] nor advances a [`Repeat`].
+    fn expired(&self) -> bool;
+}
+
+/// Blocks the current party (a process, or a plain OS thread) until `deadline`.
+/// Returns at once if it has passed.
+///
+/// Built on the seam's [`Park::park_until`](crate::park::Park::park_until): nobody unparks a sleeping party, so the
+/// party re-parks until the deadline has really passed. Under loom, where time does
+/// not pass, one `park_until` stands for the whole sleep.
+pub fn sleep_until(deadline: Instant) {
+    park::with_current(|p| {
+        #[cfg(loom)]
+        {
+            let _ = deadline;
+            // No unpark is ever owed to a sleeping party: a token here would be a
+            // protocol bug elsewhere.
+            let consumed = p.park_until(Instant::now());
+            debug_assert!(!consumed, "hoare: a sleeping party was unparked");
+        }
+        #[cfg(not(loom))]
+        while Instant::now() < deadline {
+            // `true` would mean an unpark token was consumed. Nobody owes a sleeping
+            // party an unpark, so that cannot happen under the waiter protocol; either
+            // way the deadline decides, so loop until it has passed.
+            let _ = p.park_until(deadline);
+        }
+    })
+}
+
+/// Blocks the current party for at least `d`.
+pub fn sleep_for(d: Duration) {
+    sleep_until(Instant::now() + d)
+}
+
+/// A relative timer: each use times out one `period` after the use starts, like an
+/// egg timer turned over anew each time (ProXC++ `timer::Egg`).
+///
+/// ```
+/// use hoare_core::timer::{Egg, Timer};
+/// use std::time::{Duration, Instant};
+///
+/// let mut egg = Egg::new(Duration::from_millis(50));
+/// let d1 = egg.deadline();
+/// std::thread::sleep(Duration::from_millis(1));
+/// let d2 = egg.deadline(); // restarted: later than d1
+/// assert!(d2 > d1);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Egg {
+    period: Duration,
+}
+
+impl Egg {
+    /// An egg timer of `period`.
+    pub const fn new(period: Duration) -> Self {
+        Self { period }
+    }
+
+    /// Its period.
+    pub const fn period(&self) -> Duration {
+        self.period
+    }
+}
+
+impl Timer for Egg {
+    fn deadline(&mut self) -> Instant {
+        Instant::now() + self.period
+    }
+
+    fn fired(&mut self) {}
+
+    fn expired(&self) -> bool {
+        self.period.is_zero()
+    }
+}
+
+/// A periodic timer: its ticks lie on the grid `start + k·period` (k = 1, 2, …). A use
+/// does not restart it; each firing moves it on by exactly one period, so the grid
+/// never drifts however late the consumer runs (ProXC++ `timer::Repeat`).
+///
+/// A consumer that falls several periods behind sees the missed ticks as expired at
+/// once, one per use, until it has caught up; call [`skip_missed`](Repeat::skip_missed)
+/// to drop them instead.
+///
+/// ```
+/// use hoare_core::timer::{Repeat, Timer};
+/// use std::time::{Duration, Instant};
+///
+/// let t0 = Instant::now();
+/// let mut r = Repeat::starting_at(t0, Duration::from_secs(1));
+/// assert_eq!(r.deadline(), t0 + Duration::from_secs(1));
+/// assert_eq!(r.deadline(), t0 + Duration::from_secs(1)); // a use does not restart it
+/// r.fired();
+/// assert_eq!(r.deadline(), t0 + Duration::from_secs(2)); // one period on, not "now + 1 s"
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Repeat {
+    next: Instant,
+    period: Duration,
+}
+
+impl Repeat {
+    /// A periodic timer whose first tick is one `period` from now.
+    pub fn new(period: Duration) -> Self {
+        Self::starting_at(Instant::now(), period)
+    }
+
+    /// A periodic timer whose first tick is at `start + period`.
+    pub fn starting_at(start: Instant, period: Duration) -> Self {
+        Self {
+            next: start + period,
+            period,
+        }
+    }
+
+    /// Its period.
+    pub const fn period(&self) -> Duration {
+        self.period
+    }
+
+    /// The next tick, without using the timer.
+    pub const fn next_tick(&self) -> Instant {
+        self.next
+    }
+
+    /// Moves on one period (what [`Timer::fired`] does).
+    pub fn advance(&mut self) {
+        self.next += self.period;
+    }
+
+    /// Drops the ticks that have already passed except the latest: afterwards at most
+    /// one tick is expired. The grid stays the same.
+    pub fn skip_missed(&mut self) {
+        let now = Instant::now();
+        if self.period.is_zero() || self.next >= now {
+            return;
+        }
+        let behind = (now - self.next).as_nanos() / self.period.as_nanos();
+        // The ticks `next`, `next + period`, … up to `now`: keep the last one.
+        let skip = u32::try_from(behind).unwrap_or(u32::MAX);
+        self.next += self.period * skip;
+    }
+}
+
+impl Timer for Repeat {
+    fn deadline(&mut self) -> Instant {
+        self.next
+    }
+
+    fn fired(&mut self) {
+        self.advance();
+    }
+
+    fn expired(&self) -> bool {
+        Instant::now() >= self.next
+    }
+}
+
+/// An absolute timer: times out at a fixed instant and stays expired afterwards
+/// (ProXC++ `timer::Date`).
+///
+/// ```
+/// use hoare_core::timer::{Date, Timer};
+/// use std::time::{Duration, Instant};
+///
+/// let mut d = Date::new(Instant::now() + Duration::from_millis(1));
+/// d.sleep();
+/// assert!(d.expired());
+/// d.sleep(); // returns at once: still expired
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Date {
+    at: Instant,
+}
+
+impl Date {
+    /// A date timer that expires at `at`.
+    pub const fn new(at: Instant) -> Self {
+        Self { at }
+    }
+
+    /// A date timer that expires `d` from now.
+    pub fn after(d: Duration) -> Self {
+        Self::new(Instant::now() + d)
+    }
+
+    /// The instant it expires at.
+    pub const fn at(&self) -> Instant {
+        self.at
+    }
+}
+
+impl Timer for Date {
+    fn deadline(&mut self) -> Instant {
+        self.at
+    }
+
+    fn fired(&mut self) {}
+
+    fn expired(&self) -> bool {
+        Instant::now() >= self.at
+    }
+}
+
+/// A plain deadline is a [`Date`].
+impl Timer for Instant {
+    fn deadline(&mut self) -> Instant {
+        *self
+    }
+
+    fn fired(&mut self) {}
+
+    fn expired(&self) -> bool {
+        Instant::now() >= *self
+    }
+}
+
+/// A plain duration is an [`Egg`]: each use times out `self` after it starts.
+impl Timer for Duration {
+    fn deadline(&mut self) -> Instant {
+        Instant::now() + *self
+    }
+
+    fn fired(&mut self) {}
+
+    fn expired(&self) -> bool {
+        self.is_zero()
+    }
+}
+
+impl<T: Timer + ?Sized> Timer for &mut T {
+    fn deadline(&mut self) -> Instant {
+        (**self).deadline()
+    }
+
+    fn fired(&mut self) {
+        (**self).fired()
+    }
+
+    fn sleep(&mut self) {
+        (**self).sleep()
+    }
+
+    fn expired(&self) -> bool {
+        (**self).expired()
+    }
+}
