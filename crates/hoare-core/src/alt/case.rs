@@ -1,0 +1,537 @@
+//! The guards as the engine sees them: one [`Case`] per guard (per element of a
+//! replicated guard), driven through the phases of [`select`](super::select).
+//!
+//! These types are public only so that the [`alt!`](crate::alt!) macro can name them
+//! from other crates; they are not part of the stable API.
+
+use crate::chan::{Entry, Packet};
+use crate::chan::{RawChan, RecvCommit, RecvError, SelectLock, Selected, SendCommit, SendError};
+use crate::timer::Timer;
+use crate::waiter::Waiter;
+use std::ptr;
+use std::time::Instant;
+
+/// What kind of guard a [`Case`] is, for this alt.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Its precondition is false: never chosen, never touched.
+    Off,
+    /// A channel guard (receive or send).
+    Chan,
+    /// A timeout guard.
+    Timeout,
+    /// A skip guard.
+    Skip,
+    /// An alting-barrier guard.
+    Barrier,
+}
+
+/// One guard as the engine drives it.
+///
+/// # Safety
+/// An implementation must report, from [`addr`](Case::addr), the address of the
+/// `RawChan<T>` it locks and nothing else; [`lock_shared`](Case::lock_shared) is
+/// handed the [`lock_slot`](Case::lock_slot) of another case with the same address
+/// and casts it to its own lock type.
+#[doc(hidden)]
+pub unsafe trait Case {
+    /// The kind of the guard (constant for one alt).
+    fn kind(&self) -> Kind;
+    /// The address of the channel (channel guards).
+    fn addr(&self) -> usize {
+        0
+    }
+    /// Fast path: locks the channel alone, tries the guard and releases the lock.
+    /// `true`: the guard was chosen and completed (or found poisoned); its result
+    /// is ready.
+    fn try_alone(&mut self) -> bool {
+        false
+    }
+    /// Locks the channel; this case owns the lock.
+    fn lock_own(&mut self) {}
+    /// Where this case keeps the lock it owns (an `Option<SelectLock<'_, T>>`).
+    fn lock_slot(&mut self) -> *mut () {
+        ptr::null_mut()
+    }
+    /// Uses the lock another case of the same channel owns.
+    ///
+    /// # Safety
+    /// `slot` is the [`lock_slot`](Case::lock_slot) of a locked case whose
+    /// [`addr`](Case::addr) equals this one's, and stays valid until
+    /// [`unlock`](Case::unlock).
+    unsafe fn lock_shared(&mut self, _slot: *mut ()) {}
+    /// Releases (or forgets, if shared) the lock.
+    fn unlock(&mut self) {}
+    /// Under the lock: tries the guard. `true`: chosen; call
+    /// [`complete`](Case::complete) once every lock is released.
+    fn try_locked(&mut self) -> bool {
+        false
+    }
+    /// Under the lock: registers the guard with the alt's waiter.
+    ///
+    /// # Safety
+    /// `waiter` and this case stay valid and unmoved until
+    /// [`unregister`](Case::unregister) has been called after the wait.
+    unsafe fn register(&mut self, _waiter: *const Waiter, _token: usize) {}
+    /// After the wait: removes the guard's entry (takes the channel's lock).
+    fn unregister(&mut self, _waiter: *const Waiter) {}
+    /// Completes a communication decided by [`try_locked`](Case::try_locked).
+    fn complete(&mut self) {}
+    /// The guard was committed by another party while the alt waited.
+    fn passive(&mut self, _poisoned: bool) {}
+    /// A timeout guard: whether it has expired already (not counted as a use).
+    fn expired(&self) -> bool {
+        false
+    }
+    /// A timeout guard: its deadline for this alt (asked once, then cached).
+    fn deadline(&mut self) -> Option<Instant> {
+        None
+    }
+    /// A timeout or skip guard was chosen.
+    fn set_chosen(&mut self) {}
+}
+
+/// The lock a channel case uses: its own, or another case's (same channel).
+struct LockRef<'a, T> {
+    own: Option<SelectLock<'a, T>>,
+    shared: *mut Option<SelectLock<'a, T>>,
+}
+
+impl<'a, T> LockRef<'a, T> {
+    const fn new() -> Self {
+        Self {
+            own: None,
+            shared: ptr::null_mut(),
+        }
+    }
+
+    #[inline]
+    fn get(&mut self) -> &mut SelectLock<'a, T> {
+        let l = if self.shared.is_null() {
+            &mut self.own
+        } else {
+            // SAFETY: `lock_shared`'s contract: the owner's slot is valid, locked, and
+            // holds a lock of the same channel (so of the same `T`) until `unlock`.
+            unsafe { &mut *self.shared }
+        };
+        l.as_mut().expect("hoare: alt guard used without its lock")
+    }
+
+    #[inline]
+    fn unlock(&mut self) {
+        self.own = None;
+        self.shared = ptr::null_mut();
+    }
+}
+
+/// A receive guard.
+#[doc(hidden)]
+pub struct RecvCase<'a, T> {
+    chan: Option<&'a RawChan<T>>,
+    lock: LockRef<'a, T>,
+    commit: Option<RecvCommit<'a, T>>,
+    packet: Packet<T>,
+    result: Option<Result<T, RecvError>>,
+}
+
+impl<'a, T> RecvCase<'a, T> {
+    /// A receive guard on `chan` (`None`: precondition false).
+    #[inline]
+    pub fn new(chan: Option<&'a RawChan<T>>) -> Self {
+        Self {
+            chan,
+            lock: LockRef::new(),
+            commit: None,
+            packet: Packet::empty(),
+            result: None,
+        }
+    }
+
+    /// The result, if this guard was chosen (consumes the case).
+    #[inline]
+    pub fn into_chosen(mut self) -> Option<Result<T, RecvError>> {
+        self.result.take()
+    }
+
+    pub(crate) fn take_result(&mut self) -> Result<T, RecvError> {
+        self.result
+            .take()
+            .expect("hoare: the chosen receive guard has no result")
+    }
+
+    #[inline]
+    fn chan(&self) -> &'a RawChan<T> {
+        self.chan.expect("hoare: a disabled guard was used")
+    }
+}
+
+// SAFETY: `addr` is the address of the channel `lock_own` locks.
+unsafe impl<T> Case for RecvCase<'_, T> {
+    #[inline]
+    fn kind(&self) -> Kind {
+        if self.chan.is_some() {
+            Kind::Chan
+        } else {
+            Kind::Off
+        }
+    }
+
+    #[inline]
+    fn addr(&self) -> usize {
+        self.chan().addr()
+    }
+
+    #[inline]
+    fn try_alone(&mut self) -> bool {
+        let mut g = self.chan().lock();
+        match g.try_select_recv() {
+            Selected::Ready(c) => {
+                drop(g);
+                self.result = Some(Ok(c.complete()));
+                true
+            }
+            Selected::Poisoned => {
+                drop(g);
+                self.result = Some(Err(RecvError::Poisoned));
+                true
+            }
+            Selected::NotReady => false,
+        }
+    }
+
+    fn lock_own(&mut self) {
+        self.lock.own = Some(self.chan().lock());
+        self.lock.shared = ptr::null_mut();
+    }
+
+    fn lock_slot(&mut self) -> *mut () {
+        &mut self.lock.own as *mut Option<SelectLock<'_, T>> as *mut ()
+    }
+
+    unsafe fn lock_shared(&mut self, slot: *mut ()) {
+        self.lock.shared = slot as *mut Option<SelectLock<'_, T>>;
+    }
+
+    fn unlock(&mut self) {
+        self.lock.unlock();
+    }
+
+    fn try_locked(&mut self) -> bool {
+        match self.lock.get().try_select_recv() {
+            Selected::Ready(c) => {
+                self.commit = Some(c);
+                true
+            }
+            Selected::Poisoned => {
+                self.result = Some(Err(RecvError::Poisoned));
+                true
+            }
+            Selected::NotReady => false,
+        }
+    }
+
+    unsafe fn register(&mut self, waiter: *const Waiter, token: usize) {
+        let packet: *const Packet<T> = &self.packet;
+        // SAFETY: forwarded from the caller: the waiter and this case (so the packet)
+        // stay put until `unregister`; the packet is empty.
+        unsafe {
+            self.lock
+                .get()
+                .register_recv(Entry::new(waiter, token, packet))
+        };
+    }
+
+    fn unregister(&mut self, waiter: *const Waiter) {
+        self.chan().lock().unregister(waiter);
+    }
+
+    fn complete(&mut self) {
+        if let Some(c) = self.commit.take() {
+            self.result = Some(Ok(c.complete()));
+        }
+    }
+
+    fn passive(&mut self, poisoned: bool) {
+        self.result = Some(if poisoned {
+            Err(RecvError::Poisoned)
+        } else {
+            Ok(self
+                .packet
+                .take()
+                .expect("hoare: an alt's receive completed without a value"))
+        });
+    }
+}
+
+/// A send guard. Its value lives in the case; if another guard is chosen it stays
+/// there (see [`into_unsent`](SendCase::into_unsent)).
+#[doc(hidden)]
+pub struct SendCase<'a, T> {
+    chan: Option<&'a RawChan<T>>,
+    lock: LockRef<'a, T>,
+    commit: Option<SendCommit<T>>,
+    packet: Packet<T>,
+    result: Option<Result<(), SendError<T>>>,
+}
+
+impl<'a, T> SendCase<'a, T> {
+    /// A send guard of `value` on `chan` (`None`: precondition false).
+    #[inline]
+    pub fn new(arg: Option<(&'a RawChan<T>, T)>) -> Self {
+        let (chan, packet) = match arg {
+            Some((c, v)) => (Some(c), Packet::with_value(v)),
+            None => (None, Packet::empty()),
+        };
+        Self {
+            chan,
+            lock: LockRef::new(),
+            commit: None,
+            packet,
+            result: None,
+        }
+    }
+
+    /// The result, if this guard was chosen (consumes the case; an unsent value is
+    /// dropped).
+    #[inline]
+    pub fn into_chosen(mut self) -> Option<Result<(), SendError<T>>> {
+        self.result.take()
+    }
+
+    /// The value, if it was not sent.
+    pub fn into_unsent(mut self) -> Option<T> {
+        self.packet.take()
+    }
+
+    pub(crate) fn take_unsent(&mut self) -> Option<T> {
+        if self.commit.is_some() {
+            return None;
+        }
+        self.packet.take()
+    }
+
+    pub(crate) fn take_result(&mut self) -> Result<(), SendError<T>> {
+        self.result
+            .take()
+            .expect("hoare: the chosen send guard has no result")
+    }
+
+    #[inline]
+    fn chan(&self) -> &'a RawChan<T> {
+        self.chan.expect("hoare: a disabled guard was used")
+    }
+
+    fn poisoned_result(&mut self) -> Result<(), SendError<T>> {
+        Err(SendError(
+            self.packet
+                .take()
+                .expect("hoare: a poisoned send guard lost its value"),
+        ))
+    }
+}
+
+// SAFETY: `addr` is the address of the channel `lock_own` locks.
+unsafe impl<T> Case for SendCase<'_, T> {
+    #[inline]
+    fn kind(&self) -> Kind {
+        if self.chan.is_some() {
+            Kind::Chan
+        } else {
+            Kind::Off
+        }
+    }
+
+    #[inline]
+    fn addr(&self) -> usize {
+        self.chan().addr()
+    }
+
+    #[inline]
+    fn try_alone(&mut self) -> bool {
+        let mut g = self.chan().lock();
+        match g.try_select_send(&mut self.packet) {
+            Selected::Ready(c) => {
+                drop(g);
+                c.complete();
+                self.result = Some(Ok(()));
+                true
+            }
+            Selected::Poisoned => {
+                drop(g);
+                self.result = Some(self.poisoned_result());
+                true
+            }
+            Selected::NotReady => false,
+        }
+    }
+
+    fn lock_own(&mut self) {
+        self.lock.own = Some(self.chan().lock());
+        self.lock.shared = ptr::null_mut();
+    }
+
+    fn lock_slot(&mut self) -> *mut () {
+        &mut self.lock.own as *mut Option<SelectLock<'_, T>> as *mut ()
+    }
+
+    unsafe fn lock_shared(&mut self, slot: *mut ()) {
+        self.lock.shared = slot as *mut Option<SelectLock<'_, T>>;
+    }
+
+    fn unlock(&mut self) {
+        self.lock.unlock();
+    }
+
+    fn try_locked(&mut self) -> bool {
+        match self.lock.get().try_select_send(&mut self.packet) {
+            Selected::Ready(c) => {
+                self.commit = Some(c);
+                true
+            }
+            Selected::Poisoned => {
+                self.result = Some(self.poisoned_result());
+                true
+            }
+            Selected::NotReady => false,
+        }
+    }
+
+    unsafe fn register(&mut self, waiter: *const Waiter, token: usize) {
+        let packet: *const Packet<T> = &self.packet;
+        // SAFETY: forwarded from the caller; the packet holds the value.
+        unsafe {
+            self.lock
+                .get()
+                .register_send(Entry::new(waiter, token, packet))
+        };
+    }
+
+    fn unregister(&mut self, waiter: *const Waiter) {
+        self.chan().lock().unregister(waiter);
+    }
+
+    fn complete(&mut self) {
+        if let Some(c) = self.commit.take() {
+            c.complete();
+            self.result = Some(Ok(()));
+        }
+    }
+
+    fn passive(&mut self, poisoned: bool) {
+        self.result = Some(if poisoned {
+            self.poisoned_result()
+        } else {
+            Ok(())
+        });
+    }
+}
+
+/// A timeout guard over any [`Timer`] (owned, or borrowed as `&mut`).
+#[doc(hidden)]
+pub struct TimeoutCase<Tm> {
+    timer: Option<Tm>,
+    deadline: Option<Instant>,
+    chosen: bool,
+}
+
+impl<Tm: Timer> TimeoutCase<Tm> {
+    /// A timeout guard (`None`: precondition false).
+    #[inline]
+    pub fn new(timer: Option<Tm>) -> Self {
+        Self {
+            timer,
+            deadline: None,
+            chosen: false,
+        }
+    }
+
+    /// `Some(())` if this guard was chosen; tells the timer it fired.
+    #[inline]
+    pub fn into_chosen(mut self) -> Option<()> {
+        self.fire()
+    }
+
+    pub(crate) fn fire(&mut self) -> Option<()> {
+        if !self.chosen {
+            return None;
+        }
+        self.chosen = false;
+        if let Some(t) = self.timer.as_mut() {
+            t.fired();
+        }
+        Some(())
+    }
+}
+
+// SAFETY: not a channel guard.
+unsafe impl<Tm: Timer> Case for TimeoutCase<Tm> {
+    #[inline]
+    fn kind(&self) -> Kind {
+        if self.timer.is_some() {
+            Kind::Timeout
+        } else {
+            Kind::Off
+        }
+    }
+
+    fn expired(&self) -> bool {
+        self.timer.as_ref().is_some_and(|t| t.expired())
+    }
+
+    fn deadline(&mut self) -> Option<Instant> {
+        if self.deadline.is_none() {
+            self.deadline = self.timer.as_mut().map(|t| t.deadline());
+        }
+        self.deadline
+    }
+
+    fn set_chosen(&mut self) {
+        self.chosen = true;
+    }
+}
+
+/// A skip guard.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct SkipCase {
+    enabled: bool,
+    chosen: bool,
+}
+
+impl SkipCase {
+    /// A skip guard (`false`: precondition false).
+    #[inline]
+    pub fn new(enabled: bool) -> Self {
+        Self {
+            enabled,
+            chosen: false,
+        }
+    }
+
+    /// `Some(())` if this guard was chosen.
+    #[inline]
+    pub fn into_chosen(self) -> Option<()> {
+        self.chosen.then_some(())
+    }
+
+    pub(crate) fn take_chosen(&mut self) -> bool {
+        std::mem::replace(&mut self.chosen, false)
+    }
+}
+
+// SAFETY: not a channel guard.
+unsafe impl Case for SkipCase {
+    #[inline]
+    fn kind(&self) -> Kind {
+        if self.enabled {
+            Kind::Skip
+        } else {
+            Kind::Off
+        }
+    }
+
+    fn set_chosen(&mut self) {
+        self.chosen = true;
+    }
+}

@@ -1,0 +1,361 @@
+//! Alternation between processes on the runtime: dining philosophers on all
+//! workers, fairness under sustained load, 100,000 alts whose timeouts fire,
+//! alt-to-alt on shared ends, and poison reaching alts.
+
+use hoare::{alt, any2any, any2one, fair_alt, one2one, Alt, Fair, Receiver, Runtime, Sender};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn rt() -> Runtime {
+    // Every core, and at least two workers so processes really run in parallel.
+    Runtime::builder()
+        .workers(hoare::default_workers().max(2))
+        .build()
+}
+
+const PHILS: usize = 5;
+
+fn fork(left: Receiver<()>, right: Receiver<()>) {
+    let (mut l, mut r) = (true, true);
+    while l || r {
+        alt! {
+            recv(left) if l -> v => match v {
+                Ok(()) => l = left.recv().is_ok(),
+                Err(_) => l = false,
+            },
+            recv(right) if r -> v => match v {
+                Ok(()) => r = right.recv().is_ok(),
+                Err(_) => r = false,
+            },
+        }
+    }
+}
+
+fn butler(down: Receiver<()>, up: Receiver<()>, max_seated: Arc<AtomicUsize>) {
+    let (mut seated, mut d, mut u) = (0usize, true, true);
+    while d || u {
+        alt! {
+            recv(up) if u -> v => match v {
+                Ok(()) => seated -= 1,
+                Err(_) => u = false,
+            },
+            recv(down) if d && seated < PHILS - 1 -> v => match v {
+                Ok(()) => {
+                    seated += 1;
+                    max_seated.fetch_max(seated, Ordering::Relaxed);
+                }
+                Err(_) => d = false,
+            },
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn philosopher(
+    meals: u64,
+    down: Sender<(), hoare::Any>,
+    up: Sender<(), hoare::Any>,
+    left: Sender<()>,
+    right: Sender<()>,
+    eaten: Arc<AtomicU64>,
+    forks_held: Arc<[AtomicUsize; PHILS]>,
+    me: usize,
+) {
+    for _ in 0..meals {
+        down.send(()).unwrap();
+        left.send(()).unwrap();
+        right.send(()).unwrap();
+        // Both forks are ours: no neighbour can hold them.
+        for f in [me, (me + 1) % PHILS] {
+            assert_eq!(
+                forks_held[f].swap(1, Ordering::SeqCst),
+                0,
+                "fork {f} shared"
+            );
+        }
+        eaten.fetch_add(1, Ordering::Relaxed);
+        for f in [me, (me + 1) % PHILS] {
+            forks_held[f].store(0, Ordering::SeqCst);
+        }
+        left.send(()).unwrap();
+        right.send(()).unwrap();
+        up.send(()).unwrap();
+    }
+}
+
+#[test]
+fn dining_philosophers_all_workers() {
+    const MEALS: u64 = 4000;
+    let (eaten, max_seated) = rt().run(|| {
+        let eaten = Arc::new(AtomicU64::new(0));
+        let max_seated = Arc::new(AtomicUsize::new(0));
+        let forks_held: Arc<[AtomicUsize; PHILS]> = Arc::new(Default::default());
+        let (down_tx, down_rx) = any2one::<()>();
+        let (up_tx, up_rx) = any2one::<()>();
+        let ms = max_seated.clone();
+        let mut hs = vec![hoare::spawn(move || butler(down_rx, up_rx, ms))];
+        let mut phil_left = Vec::new(); // phil i -> fork i
+        let mut phil_right = Vec::new(); // phil i -> fork i+1
+        let mut fork_right = Vec::new();
+        let mut fork_left = Vec::new();
+        for _ in 0..PHILS {
+            let (tx, rx) = one2one::<()>();
+            phil_left.push(Some(tx));
+            fork_right.push(Some(rx));
+            let (tx, rx) = one2one::<()>();
+            phil_right.push(Some(tx));
+            fork_left.push(Some(rx));
+        }
+        for f in 0..PHILS {
+            let right = fork_right[f].take().unwrap();
+            let left = fork_left[(f + PHILS - 1) % PHILS].take().unwrap();
+            hs.push(hoare::spawn(move || fork(left, right)));
+        }
+        for p in 0..PHILS {
+            let (down, up) = (down_tx.clone(), up_tx.clone());
+            let (left, right) = (phil_left[p].take().unwrap(), phil_right[p].take().unwrap());
+            let (eaten, held) = (eaten.clone(), forks_held.clone());
+            hs.push(hoare::spawn(move || {
+                philosopher(MEALS, down, up, left, right, eaten, held, p)
+            }));
+        }
+        drop((down_tx, up_tx));
+        for h in hs {
+            h.join().unwrap();
+        }
+        (
+            eaten.load(Ordering::Relaxed),
+            max_seated.load(Ordering::Relaxed),
+        )
+    });
+    assert_eq!(eaten, MEALS * PHILS as u64);
+    assert!(max_seated < PHILS);
+}
+
+/// Four writers, each always ready on its own channel: a fair alt serves them all
+/// about equally; a pri alt serves the first almost always. (The reader yields now
+/// and then: it never blocks, and a cooperative worker would otherwise not run the
+/// writers it woke when the other workers' threads get no CPU, as happens when the
+/// test harness runs many runtimes at once.)
+#[test]
+fn fair_alt_does_not_starve_under_sustained_load() {
+    const W: usize = 4;
+    const ALTS: usize = 40_000;
+    let (fair_counts, pri_first) = rt().run(|| {
+        let mut rxs = Vec::new();
+        let mut hs = Vec::new();
+        for i in 0..W {
+            let (tx, rx) = one2one::<usize>();
+            rxs.push(rx);
+            hs.push(hoare::spawn(move || while tx.send(i).is_ok() {}));
+        }
+        let [a, b, c, d] = [&rxs[0], &rxs[1], &rxs[2], &rxs[3]];
+        let mut fair = Fair::new();
+        let mut counts = [0usize; W];
+        for n in 0..ALTS {
+            if n % 8 == 0 {
+                hoare::yield_now();
+            }
+            let i = fair_alt! { fair;
+                recv(a) -> v => v.unwrap(),
+                recv(b) -> v => v.unwrap(),
+                recv(c) -> v => v.unwrap(),
+                recv(d) -> v => v.unwrap(),
+            };
+            counts[i] += 1;
+        }
+        let mut first = 0;
+        for n in 0..ALTS {
+            if n % 8 == 0 {
+                hoare::yield_now();
+            }
+            let i = alt! {
+                recv(a) -> v => v.unwrap(),
+                recv(b) -> v => v.unwrap(),
+                recv(c) -> v => v.unwrap(),
+                recv(d) -> v => v.unwrap(),
+            };
+            first += usize::from(i == 0);
+        }
+        drop(rxs);
+        for h in hs {
+            h.join().unwrap();
+        }
+        (counts, first)
+    });
+    for c in fair_counts {
+        assert!(
+            c >= ALTS / W / 4,
+            "fair alt starved a writer: {fair_counts:?}"
+        );
+    }
+    assert!(
+        pri_first > 0,
+        "pri served the first writer {pri_first} times"
+    );
+}
+
+/// 100,000 alts whose timeout fires (100 processes × 1,000 alts, all pending at
+/// once on the timer heap): every one reports its timeout, no value appears.
+#[test]
+fn hundred_thousand_timeouts_fire() {
+    const P: usize = 100;
+    const K: usize = 1000;
+    let fired = rt().run(|| {
+        let fired = Arc::new(AtomicUsize::new(0));
+        let (tx, rx) = any2any::<u32>();
+        let hs: Vec<_> = (0..P)
+            .map(|p| {
+                let rx = rx.clone();
+                let fired = fired.clone();
+                hoare::spawn(move || {
+                    let mut egg = hoare::Egg::new(Duration::from_micros(20 + p as u64));
+                    for _ in 0..K {
+                        alt! {
+                            recv(rx) -> v => panic!("nobody sends: {v:?}"),
+                            after(&mut egg) => { fired.fetch_add(1, Ordering::Relaxed); },
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+        drop(tx);
+        fired.load(Ordering::Relaxed)
+    });
+    assert_eq!(fired, P * K);
+}
+
+/// Alt-to-alt between processes: pairs of processes alting on both ends of two
+/// channels in opposite orders, many rounds; every round exactly one
+/// communication.
+#[test]
+fn alt_to_alt_processes() {
+    const ROUNDS: usize = 20_000;
+    rt().run(|| {
+        let (a_tx, a_rx) = one2one::<usize>();
+        let (b_tx, b_rx) = one2one::<usize>();
+        let t = hoare::spawn(move || {
+            let mut sent = 0;
+            for i in 0..ROUNDS {
+                alt! {
+                    send(a_tx, i) -> r => { r.unwrap(); sent += 1; },
+                    recv(b_rx) -> v => { v.unwrap(); },
+                }
+            }
+            sent
+        });
+        let mut got = 0;
+        for i in 0..ROUNDS {
+            alt! {
+                recv(a_rx) -> v => { v.unwrap(); got += 1; },
+                send(b_tx, i) -> r => { r.unwrap(); },
+            }
+        }
+        assert_eq!(t.join().unwrap(), got);
+    });
+}
+
+/// A reader alting over many channels with the builder and `recv_any`, writers
+/// on every worker, until poison ends it.
+#[test]
+fn builder_and_recv_any_until_poison() {
+    const C: usize = 50;
+    const PER: usize = 200;
+    let total = rt().run(|| {
+        let mut rxs = Vec::new();
+        let mut hs = Vec::new();
+        for c in 0..C {
+            let (tx, rx) = one2one::<usize>();
+            rxs.push(rx);
+            hs.push(hoare::spawn(move || {
+                for _ in 0..PER {
+                    tx.send(c).unwrap();
+                }
+                // Dropping `tx` poisons the channel.
+            }));
+        }
+        let mut live = [true; C];
+        let mut total = 0;
+        let mut fair = Fair::new();
+        while live.iter().any(|&l| l) {
+            let mut alt = Alt::new();
+            for (i, rx) in rxs.iter().enumerate() {
+                alt.when(live[i]).recv(rx, move |v| (i, v));
+            }
+            let (i, v) = alt.select_fair(&mut fair).output;
+            match v {
+                Ok(c) => {
+                    assert_eq!(c, i);
+                    total += 1;
+                }
+                Err(_) => live[i] = false,
+            }
+        }
+        let (i, v) = hoare::alt::recv_any(&rxs);
+        assert!(v.is_err() && i == 0, "all channels are poisoned");
+        for h in hs {
+            h.join().unwrap();
+        }
+        total
+    });
+    assert_eq!(total, C * PER);
+}
+
+/// Alting barriers between processes: eight processes alt on one alting barrier,
+/// their own channel and a timeout while a feeder keeps sending; every completion
+/// takes all eight at once (equal counts), and no value is lost.
+#[test]
+fn alting_barrier_between_processes() {
+    use hoare::alt::AltingBarrier;
+    const P: usize = 8;
+    const ROUNDS: usize = 500;
+    let (rounds, got, sent, completed) = rt().run(|| {
+        let (bar, ends) = AltingBarrier::with_enrolled(P);
+        let got = Arc::new(AtomicUsize::new(0));
+        let mut txs = Vec::new();
+        let mut hs = Vec::new();
+        for mut end in ends {
+            let (tx, rx) = one2one::<u32>();
+            txs.push(tx);
+            let got = got.clone();
+            hs.push(hoare::spawn(move || {
+                let mut rounds = 0;
+                while rounds < ROUNDS {
+                    alt! {
+                        barrier(&mut end) => rounds += 1,
+                        recv(rx) -> v => { v.unwrap(); got.fetch_add(1, Ordering::Relaxed); },
+                        after(Duration::from_millis(100)) => {},
+                    }
+                }
+                rounds
+            }));
+        }
+        let stop = Arc::new(AtomicUsize::new(0));
+        let stop2 = stop.clone();
+        let feeder = hoare::spawn(move || {
+            let mut sent = 0;
+            let mut i = 0usize;
+            while stop2.load(Ordering::Relaxed) == 0 {
+                if txs[i % P]
+                    .send_timeout(1, Duration::from_micros(200))
+                    .is_ok()
+                {
+                    sent += 1;
+                }
+                i += 1;
+            }
+            sent
+        });
+        let rounds: Vec<usize> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+        stop.store(1, Ordering::Relaxed);
+        let sent = feeder.join().unwrap();
+        (rounds, got.load(Ordering::Relaxed), sent, bar.rounds())
+    });
+    assert_eq!(rounds, vec![ROUNDS; P]);
+    assert_eq!(completed, ROUNDS as u64);
+    assert_eq!(got, sent);
+}
