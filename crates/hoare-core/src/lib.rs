@@ -9,7 +9,11 @@
 //! * [`sched`]: the protocols the scheduler is built from (process park/notify,
 //!   worker sleep/wake), kept here so loom can check them.
 
+pub mod alt;
+pub mod barrier;
+pub mod chan;
 pub mod park;
 pub mod sched;
 pub mod sync;
+pub mod timer;
 pub mod waiter;

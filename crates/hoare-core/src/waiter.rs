@@ -66,6 +66,25 @@ pub const TIMED_OUT: usize = MAX_TOKEN;
 pub struct Waiter {
     state: AtomicUsize,
     unparker: Unparker,
+    /// The waiter of an alt with an alting-barrier guard: every transition out of
+    /// `WAITING` by another party or by itself goes through [`alting_lock`], so the
+    /// party completing an alting barrier (which holds that lock) can claim several
+    /// such waiters and roll its claims back unobserved (see `crate::alt::barrier`).
+    alting: bool,
+}
+
+/// The one global lock of alting barriers (lock order: a channel's lock first,
+/// then this one).
+#[cfg(not(loom))]
+static ALTING_LOCK: crate::sync::Mutex<()> = crate::sync::Mutex::new(());
+#[cfg(loom)]
+loom::lazy_static! {
+    static ref ALTING_LOCK: crate::sync::Mutex<()> = crate::sync::Mutex::new(());
+}
+
+/// Takes the global alting-barrier lock.
+pub(crate) fn alting_lock() -> crate::sync::MutexGuard<'static, ()> {
+    crate::sync::lock(&ALTING_LOCK)
 }
 
 impl Waiter {
@@ -79,7 +98,43 @@ impl Waiter {
         Self {
             state: AtomicUsize::new(WAITING),
             unparker,
+            alting: false,
         }
+    }
+
+    /// A waiter for the party running now, for an alt that has an alting-barrier
+    /// guard: its transitions are serialised by the global alting-barrier lock.
+    pub(crate) fn for_current_alting() -> Self {
+        let mut w = Self::for_current();
+        w.alting = true;
+        w
+    }
+
+    /// Whether this is the waiter of an alt with an alting-barrier guard.
+    pub(crate) fn is_alting(&self) -> bool {
+        self.alting
+    }
+
+    /// `try_claim` for the holder of [`alting_lock`] (does not take it again).
+    pub(crate) fn claim_locked(&self, token: usize) -> bool {
+        self.state
+            .compare_exchange(
+                WAITING,
+                CLAIMED | (token << TOKEN_SHIFT),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok()
+    }
+
+    /// Undoes a [`claim_locked`](Self::claim_locked) that has not been finished. Only
+    /// under [`alting_lock`], for an alting waiter: no other party can have seen the
+    /// claim, since every transition of such a waiter takes that lock.
+    pub(crate) fn unclaim_locked(&self) {
+        debug_assert!(self.alting);
+        let s = self.state.load(Ordering::Relaxed);
+        debug_assert_eq!(s & KIND_MASK, CLAIMED);
+        self.state.store(WAITING, Ordering::Release);
     }
 
     /// Whether nobody has committed this wait yet.
@@ -99,6 +154,7 @@ impl Waiter {
     #[inline]
     pub fn try_claim(&self, token: usize) -> bool {
         debug_assert!(token <= MAX_TOKEN);
+        let _alting = self.alting.then(alting_lock);
         self.state
             .compare_exchange(
                 WAITING,
@@ -160,28 +216,32 @@ impl Waiter {
         let me = unsafe { &*this };
         let unparker = me.unparker;
         let done = DONE | (token << TOKEN_SHIFT) | if poisoned { POISON_BIT } else { 0 };
-        if me
+        let alting = me.alting.then(alting_lock);
+        let won = me
             .state
             .compare_exchange(WAITING, done, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-        {
+            .is_ok();
+        // Released before the unpark, which may free the waiter.
+        drop(alting);
+        if won {
             // SAFETY: the one unpark of a wait we committed.
             unsafe { unparker.unpark() };
-            true
-        } else {
-            false
         }
+        won
     }
 
     /// Aborts the wait from the waiting party itself. If another party committed it
     /// first, waits for that party to finish and returns its outcome as `Err`.
     pub fn try_abort(&self, token: usize) -> Result<(), Outcome> {
-        match self.state.compare_exchange(
+        let alting = self.alting.then(alting_lock);
+        let r = self.state.compare_exchange(
             WAITING,
             ABORTED | (token << TOKEN_SHIFT),
             Ordering::AcqRel,
             Ordering::Acquire,
-        ) {
+        );
+        drop(alting);
+        match r {
             Ok(_) => Ok(()),
             Err(_) => Err(park::with_current(|p| self.wait_committed(p))),
         }
@@ -208,6 +268,7 @@ impl Waiter {
     }
 
     fn try_abort_quiet(&self, token: usize) -> bool {
+        let _alting = self.alting.then(alting_lock);
         self.state
             .compare_exchange(
                 WAITING,
