@@ -1,0 +1,124 @@
+// Counts heap allocations (malloc and friends are interposed in this executable,
+// so Rust's and C++'s allocations are both seen) during a steady stream of
+// communications: a rendezvous of a C++ value allocates nothing, a buffered
+// channel allocates one box per item.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+
+#include "common.hpp"
+
+extern "C" {
+void* __libc_malloc(std::size_t);
+void* __libc_calloc(std::size_t, std::size_t);
+void* __libc_realloc(void*, std::size_t);
+void* __libc_memalign(std::size_t, std::size_t);
+}
+
+namespace {
+std::atomic<bool> counting{false};
+std::atomic<long> allocations{0};
+inline void count() {
+  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+extern "C" {
+void* malloc(std::size_t n) {
+  count();
+  return __libc_malloc(n);
+}
+void* calloc(std::size_t a, std::size_t b) {
+  count();
+  return __libc_calloc(a, b);
+}
+void* realloc(void* p, std::size_t n) {
+  count();
+  return __libc_realloc(p, n);
+}
+int posix_memalign(void** out, std::size_t align, std::size_t n) {
+  count();
+  void* p = __libc_memalign(align, n);
+  if (!p) return 12;  // ENOMEM
+  *out = p;
+  return 0;
+}
+void* aligned_alloc(std::size_t align, std::size_t n) {
+  count();
+  return __libc_memalign(align, n);
+}
+}
+
+using namespace testing_hoare;
+
+namespace {
+// Not trivially copyable (a user-provided move): travels by address.
+struct Payload {
+  std::int64_t a = 0, b = 0, c = 0;
+  Payload() = default;
+  Payload(Payload&& o) noexcept : a(o.a), b(o.b), c(o.c) {}
+  Payload& operator=(Payload&& o) noexcept {
+    a = o.a;
+    b = o.b;
+    c = o.c;
+    return *this;
+  }
+};
+static_assert(!std::is_trivially_copyable_v<Payload>);
+
+// Trivially copyable: travels by value.
+struct Small {
+  std::int32_t x = 0;
+  double y = 0;
+};
+
+// One worker: the count is then the channel's alone (with several workers, waking a
+// process on another worker may allocate a block of the runtime's injection queue
+// now and then: crossbeam's Injector allocates one block per 63 pushes).
+template <class T>
+long allocations_for(hoare::Buffer buf, int n) {
+  return hoare::run(hoare::RunOptions{1, 256 * 1024}, [buf, n] {
+    auto [tx, rx] = hoare::channel<T>(buf);
+    auto w = hoare::spawn([tx = std::move(tx), n]() mutable {
+      for (int i = 0; i < 2 * n; ++i) tx << T{};
+    });
+    T x{};
+    for (int i = 0; i < n; ++i) rx >> x;  // warm up
+    allocations = 0;
+    counting = true;
+    for (int i = 0; i < n; ++i) rx >> x;
+    counting = false;
+    long a = allocations.load();
+    w.join();
+    return a;
+  });
+}
+}  // namespace
+
+TEST(Alloc, RendezvousOfACppValueAllocatesNothing) {
+  long a = allocations_for<Payload>(hoare::Buffer::rendezvous(), 10000);
+  std::printf("rendezvous, C++ struct: %ld allocations for 10000 communications\n", a);
+  EXPECT_EQ(a, 0);
+}
+
+TEST(Alloc, RendezvousOfInt64AllocatesNothing) {
+  long a = allocations_for<std::int64_t>(hoare::Buffer::rendezvous(), 10000);
+  std::printf("rendezvous, int64: %ld allocations for 10000 communications\n", a);
+  EXPECT_EQ(a, 0);
+}
+
+TEST(Alloc, RendezvousOfATriviallyCopyableValueAllocatesNothing) {
+  long a = allocations_for<Small>(hoare::Buffer::rendezvous(), 10000);
+  std::printf("rendezvous, trivially copyable struct: %ld allocations for 10000 communications\n",
+              a);
+  EXPECT_EQ(a, 0);
+}
+
+TEST(Alloc, BufferedAllocatesOneBoxPerItem) {
+  long a = allocations_for<Payload>(hoare::Buffer::bounded(16), 10000);
+  std::printf("bounded(16), C++ struct: %ld allocations for 10000 communications\n", a);
+  EXPECT_GE(a, 10000 - 32);
+  EXPECT_LE(a, 10000 + 100);
+}

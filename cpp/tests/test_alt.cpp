@@ -1,0 +1,259 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "common.hpp"
+
+using namespace testing_hoare;
+using hoare::Buffer;
+
+TEST(Alt, ChoosesTheReadyGuard) {
+  in_runtime([] {
+    auto [tx1, rx1] = hoare::channel<int>(Buffer::bounded(1));
+    auto [tx2, rx2] = hoare::channel<std::string>(Buffer::bounded(1));
+    tx2 << std::string("two");
+    std::string got;
+    int n = 0;
+    auto i = hoare::Alt()
+                 .recv(rx1, [&](int) { n = 1; })
+                 .recv(rx2, [&](std::string s) { got = std::move(s); })
+                 .select();
+    EXPECT_EQ(i, 1u);
+    EXPECT_EQ(got, "two");
+    EXPECT_EQ(n, 0);
+    EXPECT_FALSE(rx1.try_recv().has_value());  // the other guard left no trace
+  });
+}
+
+TEST(Alt, WaitsForAWriter) {
+  in_runtime([] {
+    auto [tx, rx] = hoare::channel<rust::String>();  // rendezvous, by value
+    auto w = hoare::spawn([tx = std::move(tx)]() mutable {
+      hoare::this_proc::sleep_for(2ms);
+      tx << rust::String("late but here");
+    });
+    std::string got;
+    hoare::Alt().recv(rx, [&](rust::String s) { got = std::string(s); }).timeout(5s).select();
+    EXPECT_EQ(got, "late but here");
+    w.join();
+  });
+}
+
+TEST(Alt, BufferedCppValues) {
+  // Many writers of a non-trivially-copyable type, one alting reader.
+  in_runtime([] {
+    constexpr int writers = 4, per = 200;
+    std::vector<hoare::Chan<std::string>> chans;
+    for (int w = 0; w < writers; ++w) chans.emplace_back(Buffer::bounded(1));
+    std::vector<hoare::Rx<std::string>> rxs;
+    std::vector<hoare::JoinHandle<void>> ws;
+    for (int w = 0; w < writers; ++w) {
+      rxs.push_back(chans[w].move_rx());
+      ws.push_back(hoare::spawn([tx = chans[w].move_tx(), w]() mutable {
+        for (int i = 0; i < per; ++i)
+          tx << (std::to_string(w) + ":" + std::to_string(i) + std::string(40, 'x'));
+      }));
+    }
+    std::vector<int> next(writers, 0);
+    for (int k = 0; k < writers * per; ++k) {
+      hoare::Alt()
+          .recv_for(rxs,
+                    [&](std::size_t i, std::string s) {
+                      EXPECT_EQ(s, std::to_string(i) + ":" + std::to_string(next[i]++) +
+                                       std::string(40, 'x'));
+                    })
+          .select();
+    }
+    for (auto& w : ws) w.join();
+    for (int w = 0; w < writers; ++w) EXPECT_EQ(next[w], per);
+  });
+}
+
+TEST(Alt, SendGuards) {
+  in_runtime([] {
+    auto [tx, rx] = hoare::channel<std::string>();
+    auto r = hoare::spawn([rx = std::move(rx)]() mutable {
+      std::vector<std::string> got;
+      for (auto s : rx) got.push_back(s);
+      return got;
+    });
+    for (int i = 0; i < 50; ++i) {
+      bool sent = false;
+      hoare::Alt().send(tx, std::to_string(i), [&] { sent = true; }).select();
+      EXPECT_TRUE(sent);
+    }
+    tx.poison();
+    auto got = r.join();
+    ASSERT_EQ(got.size(), 50u);
+    EXPECT_EQ(got[49], "49");
+  });
+}
+
+TEST(Alt, AltToAlt) {
+  // Both ends of each channel in alts at once.
+  in_runtime([] {
+    auto [tx, rx] = hoare::channel<int>();
+    auto [tx2, rx2] = hoare::channel<rust::String>();
+    auto [tx3, rx3] = hoare::channel<std::string>();  // by address
+    constexpr int n = 600;
+    auto writer = hoare::spawn([tx = std::move(tx), tx2 = std::move(tx2),
+                                tx3 = std::move(tx3)]() mutable {
+      for (int i = 0; i < n; ++i) {
+        if (i % 3 == 0)
+          hoare::Alt().send(tx, int(i)).timeout(10s).select();
+        else if (i % 3 == 1)
+          hoare::Alt().send(tx2, rust::String(std::to_string(i))).timeout(10s).select();
+        else
+          hoare::Alt().send(tx3, std::to_string(i) + std::string(100, ' ')).timeout(10s).select();
+      }
+    });
+    long sum = 0;
+    for (int i = 0; i < n; ++i) {
+      hoare::Alt()
+          .recv(rx, [&](int v) { sum += v; })
+          .recv(rx2, [&](rust::String s) { sum += std::stol(std::string(s)); })
+          .recv(rx3, [&](std::string s) { sum += std::stol(s); })
+          .select();
+    }
+    writer.join();
+    EXPECT_EQ(sum, long(n) * (n - 1) / 2);
+  });
+}
+
+TEST(Alt, PreconditionsSkipAndTimeout) {
+  in_runtime([] {
+    auto [tx, rx] = hoare::channel<int>(Buffer::bounded(1));
+    tx << 1;
+    int which = -1;
+    // The ready guard is disabled: skip is taken.
+    auto i =
+        hoare::Alt().recv_if(false, rx, [&](int) { which = 0; }).skip([&] { which = 1; }).select();
+    EXPECT_EQ(i, 1u);
+    EXPECT_EQ(which, 1);
+    // Ready beats skip.
+    i = hoare::Alt().skip().recv(rx).select();
+    EXPECT_EQ(i, 1u);
+    // Nothing ready: the timeout.
+    auto t0 = hoare::Clock::now();
+    i = hoare::Alt().recv(rx).timeout(3ms, [&] { which = 2; }).select();
+    EXPECT_EQ(i, 1u);
+    EXPECT_EQ(which, 2);
+    EXPECT_GE(hoare::Clock::now() - t0, 3ms);
+    // No guard enabled at all: an error, not a hang.
+    EXPECT_THROW(hoare::Alt().recv_if(false, rx).select(), hoare::Error);
+  });
+}
+
+TEST(Alt, TimersInAlts) {
+  in_runtime([] {
+    auto [tx, rx] = hoare::channel<int>();
+    hoare::Repeat tick(2ms);
+    auto first = tick.next_tick();
+    for (int k = 0; k < 3; ++k) hoare::Alt().recv(rx).timeout(tick).select();
+    EXPECT_EQ(tick.next_tick(), first + 6ms);  // advanced once per firing
+    auto d = hoare::Date::after(1ms);
+    hoare::Alt().recv(rx).timeout(d).select();
+    auto t0 = hoare::Clock::now();
+    hoare::Alt().recv(rx).timeout(d).select();  // stays expired: at once
+    EXPECT_LT(hoare::Clock::now() - t0, 50ms);
+  });
+}
+
+TEST(Alt, PoisonedGuardIsReadyAndThrows) {
+  in_runtime([] {
+    auto [tx, rx] = hoare::channel<int>();
+    auto [tx2, rx2] = hoare::channel<int>();
+    tx.poison();
+    try {
+      hoare::Alt().recv(rx2).recv(rx).select();
+      ADD_FAILURE() << "no exception";
+    } catch (const hoare::Poisoned& p) {
+      EXPECT_EQ(p.guard(), 1u);  // which guard was poisoned
+    }
+    rx2.poison();
+    EXPECT_THROW(hoare::Alt().send(tx2, 1).select(), hoare::Poisoned);
+  });
+}
+
+TEST(Alt, FairPolicyServesEveryone) {
+  in_runtime([] {
+    constexpr int n = 3;
+    std::vector<hoare::Chan<int>> chans;
+    for (int i = 0; i < n; ++i) chans.emplace_back(Buffer::unbounded());
+    std::vector<hoare::Rx<int>> rxs;
+    for (auto& c : chans) {
+      for (int k = 0; k < 30; ++k) c.ref_tx() << k;
+      rxs.push_back(c.move_rx());
+    }
+    hoare::Fair fair;
+    std::vector<int> count(n, 0);
+    for (int k = 0; k < 30; ++k) {
+      hoare::Alt().recv_for(rxs, [&](std::size_t i, int) { ++count[i]; }).select(fair);
+    }
+    for (int i = 0; i < n; ++i) EXPECT_EQ(count[i], 10);
+    // Pri always takes the first ready guard.
+    std::vector<int> pri(n, 0);
+    for (int k = 0; k < 10; ++k)
+      hoare::Alt().recv_for(rxs, [&](std::size_t i, int) { ++pri[i]; }).select();
+    EXPECT_EQ(pri[0], 10);
+  });
+}
+
+TEST(Alt, UnsentValuesAreNotLostOrLeaked) {
+  in_runtime([] {
+    auto [tx, rx] = hoare::channel<std::string>(Buffer::bounded(1));
+    auto [tx2, rx2] = hoare::channel<int>(Buffer::bounded(1));
+    tx2 << 7;
+    // The recv guard wins; the send guard's boxed value goes back and is destroyed
+    // with the Alt.
+    auto i = hoare::Alt().recv(rx2).send(tx, std::string(1000, 'z')).select();
+    EXPECT_EQ(i, 0u);
+    EXPECT_FALSE(rx.try_recv().has_value());
+  });
+}
+
+TEST(Alt, SelectsOnlyOnce) {
+  in_runtime([] {
+    hoare::Alt a;
+    a.skip();
+    a.select();
+    EXPECT_THROW(a.select(), hoare::Error);
+  });
+}
+
+TEST(Alt, RendezvousOfCppValuesPassedByAddress) {
+  // The alt receives the address of the writer's own object; the writer, released
+  // when the alt commits, waits until the alt has moved the value out.
+  in_runtime([] {
+    constexpr int writers = 4, per = 300;
+    std::vector<hoare::Chan<std::string>> chans(writers);
+    std::vector<hoare::Rx<std::string>> rxs;
+    std::vector<hoare::JoinHandle<void>> ws;
+    for (int w = 0; w < writers; ++w) {
+      rxs.push_back(chans[w].move_rx());
+      ws.push_back(hoare::spawn([tx = chans[w].move_tx(), w]() mutable {
+        for (int i = 0; i < per; ++i)
+          tx << (std::to_string(w) + ":" + std::to_string(i) + std::string(40, 'x'));
+      }));
+    }
+    std::vector<int> next(writers, 0);
+    for (int k = 0; k < writers * per; ++k) {
+      hoare::Alt()
+          .recv_for(rxs,
+                    [&](std::size_t i, std::string s) {
+                      EXPECT_EQ(s, std::to_string(i) + ":" + std::to_string(next[i]++) +
+                                       std::string(40, 'x'));
+                    })
+          .select();
+    }
+    for (auto& w : ws) w.join();
+    for (int w = 0; w < writers; ++w) EXPECT_EQ(next[w], per);
+    // And from an alt's send guard to a plain (extended) receive.
+    auto [tx, rx] = hoare::channel<std::string>();
+    auto r = hoare::spawn([rx = std::move(rx)]() mutable { return rx.recv(); });
+    hoare::Alt().send(tx, std::string("from an alt")).select();
+    EXPECT_EQ(r.join(), "from an alt");
+  });
+}

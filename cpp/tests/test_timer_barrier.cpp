@@ -1,0 +1,115 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "common.hpp"
+
+using namespace testing_hoare;
+using Clock = hoare::Clock;
+
+TEST(Timer, EggRestartsEachUse) {
+  hoare::Egg egg(50ms);
+  auto d1 = egg.deadline();
+  std::this_thread::sleep_for(1ms);
+  EXPECT_GT(egg.deadline(), d1);
+  EXPECT_FALSE(egg.expired());
+  EXPECT_TRUE(hoare::Egg(0ms).expired());
+}
+
+TEST(Timer, RepeatAdvancesOnlyWhenFired) {
+  auto t0 = Clock::now();
+  hoare::Repeat r(t0, 1s);
+  EXPECT_EQ(r.deadline(), t0 + 1s);
+  EXPECT_EQ(r.deadline(), t0 + 1s);
+  r.fired();
+  EXPECT_EQ(r.deadline(), t0 + 2s);
+  hoare::Repeat late(t0 - 10s, 1s);
+  late.skip_missed();
+  EXPECT_TRUE(late.expired());
+  late.fired();
+  EXPECT_FALSE(late.expired());
+}
+
+TEST(Timer, DateStaysExpired) {
+  auto d = hoare::Date::after(1ms);
+  in_runtime([&] {
+    hoare::this_proc::sleep(d);
+    EXPECT_TRUE(d.expired());
+    auto t = Clock::now();
+    hoare::this_proc::sleep(d);  // at once
+    EXPECT_LT(Clock::now() - t, 50ms);
+  });
+}
+
+TEST(Timer, RepeatSleepsOnAGrid) {
+  in_runtime([] {
+    auto t0 = Clock::now();
+    hoare::Repeat tick(t0, 5ms);
+    for (int i = 0; i < 4; ++i) hoare::this_proc::sleep(tick);
+    EXPECT_GE(Clock::now() - t0, 20ms);
+    EXPECT_EQ(tick.next_tick(), t0 + 25ms);
+  });
+}
+
+TEST(Timer, TimedChannelOperations) {
+  in_runtime([] {
+    auto [tx, rx] = hoare::channel<int>();
+    hoare::Repeat r(2ms);
+    auto first = r.deadline();
+    int x = 0;
+    EXPECT_EQ(hoare::recv_timed(rx, x, r), hoare::Status::timeout);
+    EXPECT_EQ(r.deadline(), first + 2ms);  // fired: advanced one period
+    hoare::Egg egg(1ms);
+    EXPECT_EQ(hoare::send_timed(tx, 5, egg), hoare::Status::timeout);
+  });
+}
+
+TEST(Barrier, SyncsRounds) {
+  in_runtime([] {
+    hoare::Barrier b;
+    constexpr int n = 8, rounds = 50;
+    std::atomic<int> counter{0};
+    std::atomic<bool> bad{false};
+    std::vector<hoare::JoinHandle<void>> hs;
+    auto ends = b.enroll(n);
+    EXPECT_EQ(b.enrolled(), std::size_t(n));
+    for (auto& e : ends) {
+      hs.push_back(hoare::spawn([&, e = std::move(e)]() mutable {
+        for (int r = 0; r < rounds; ++r) {
+          ++counter;
+          e.sync();
+          if (counter.load() < (r + 1) * n) bad = true;  // everyone arrived
+          e.sync();
+        }
+      }));
+    }
+    for (auto& h : hs) h.join();
+    EXPECT_FALSE(bad.load());
+    EXPECT_EQ(counter.load(), n * rounds);
+    EXPECT_EQ(b.enrolled(), 0u);
+    EXPECT_GE(b.rounds(), std::uint64_t(2 * rounds));
+  });
+}
+
+TEST(Barrier, DynamicEnrollAndResign) {
+  in_runtime([] {
+    hoare::Barrier b;
+    auto a = b.enroll();
+    auto c = b.enroll();
+    EXPECT_TRUE(a.barrier() == b);
+    auto p = hoare::spawn([c = std::move(c)]() mutable {
+      c.sync();
+      c.resign();
+    });
+    a.sync();  // with c
+    p.join();
+    EXPECT_EQ(b.enrolled(), 1u);
+    a.sync();  // alone now: returns at once
+    a.resign();
+    EXPECT_THROW(a.sync(), hoare::Error);
+    hoare::Barrier other;
+    EXPECT_TRUE(other != b);
+  });
+}

@@ -1,0 +1,206 @@
+//! The thin layer between the bridge and hoare's Rust API: one sending and one
+//! receiving end type per element type whatever the sharing kind, and one `Wait`
+//! argument instead of the blocking/try/deadline method families.
+
+use hoare_core::chan::{
+    self, Any, Channel, One, Receiver, RecvTimeoutError, SendTimeoutError, Sender, TryRecvError,
+    TrySendError,
+};
+use hoare_runtime::{Builder, JoinHandle, ProcessError, Runtime};
+use std::time::{Duration, Instant};
+
+/// How long an operation may wait.
+#[derive(Clone, Copy, Debug)]
+pub enum Wait {
+    /// Until it completes or the channel is poisoned.
+    Block,
+    /// Not at all.
+    Try,
+    /// At most until this instant.
+    Until(Instant),
+}
+
+/// Why an operation did not complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fail {
+    Poisoned,
+    Timeout,
+    WouldBlock,
+}
+
+pub use chan::Buffer as Buf;
+
+// ---------------------------------------------------------------- processes
+
+/// The message of a process error as C++ sees it (`hoare::Cancelled` is recognised
+/// by its prefix in hoare.hpp).
+pub fn process_error(e: ProcessError) -> String {
+    match e {
+        ProcessError::Cancelled => super::CANCELLED.to_string(),
+        e => format!("hoare: {e}"),
+    }
+}
+
+pub fn run<R: Send + 'static>(
+    workers: usize,
+    stack: usize,
+    f: impl FnOnce() -> R + Send + 'static,
+) -> Result<R, String> {
+    let mut b = Runtime::builder();
+    if workers > 0 {
+        b = b.workers(workers);
+    }
+    if stack > 0 {
+        b = b.stack_size(stack);
+    }
+    b.build().try_run(f).map_err(process_error)
+}
+
+pub type Proc<R> = JoinHandle<R>;
+
+/// Spawns a process in the caller's runtime (panics outside one: the caller guards).
+pub fn spawn<R: Send + 'static>(
+    pinned: bool,
+    stack: usize,
+    f: impl FnOnce() -> R + Send + 'static,
+) -> Result<Proc<R>, String> {
+    let mut b = Builder::new().pinned(pinned);
+    if stack > 0 {
+        b = b.stack_size(stack);
+    }
+    Ok(b.spawn(f))
+}
+
+pub fn yield_now() {
+    hoare_runtime::yield_now()
+}
+
+pub fn sleep_for(d: Duration) {
+    hoare_runtime::sleep_for(d)
+}
+
+pub fn proc_id() -> u64 {
+    hoare_runtime::id()
+}
+
+pub fn in_process() -> bool {
+    hoare_core::park::in_process()
+}
+
+// ---------------------------------------------------------------- channels
+
+/// A sending end of either sharing kind.
+pub enum Tx<T> {
+    One(Sender<T, One>),
+    Any(Sender<T, Any>),
+}
+
+/// A receiving end of either sharing kind.
+pub enum Rx<T> {
+    One(Receiver<T, One>),
+    Any(Receiver<T, Any>),
+}
+
+/// Makes a channel; `tx_shared`/`rx_shared` choose the sharing kind.
+pub fn channel<T>(tx_shared: bool, rx_shared: bool, buf: Buf) -> (Tx<T>, Rx<T>) {
+    let b = Channel::builder().buffer(buf);
+    match (tx_shared, rx_shared) {
+        (false, false) => {
+            let (t, r) = b.one2one();
+            (Tx::One(t), Rx::One(r))
+        }
+        (true, false) => {
+            let (t, r) = b.any2one();
+            (Tx::Any(t), Rx::One(r))
+        }
+        (false, true) => {
+            let (t, r) = b.one2any();
+            (Tx::One(t), Rx::Any(r))
+        }
+        (true, true) => {
+            let (t, r) = b.any2any();
+            (Tx::Any(t), Rx::Any(r))
+        }
+    }
+}
+
+macro_rules! on_end {
+    ($e:expr, $x:ident => $body:expr) => {
+        match $e {
+            Self::One($x) => $body,
+            Self::Any($x) => $body,
+        }
+    };
+}
+
+impl<T> Tx<T> {
+    /// Sends `v`; on failure gives it back.
+    pub fn send(&self, v: T, w: Wait) -> Result<(), (Fail, T)> {
+        on_end!(self, t => match w {
+            Wait::Block => t.send(v).map_err(|e| (Fail::Poisoned, e.into_inner())),
+            Wait::Try => t.try_send(v).map_err(|e| match e {
+                TrySendError::Full(v) => (Fail::WouldBlock, v),
+                TrySendError::Poisoned(v) => (Fail::Poisoned, v),
+            }),
+            Wait::Until(d) => t.send_deadline(v, d).map_err(|e| match e {
+                SendTimeoutError::Timeout(v) => (Fail::Timeout, v),
+                SendTimeoutError::Poisoned(v) => (Fail::Poisoned, v),
+            }),
+        })
+    }
+
+    pub fn poison(&self) {
+        on_end!(self, t => t.poison())
+    }
+
+    /// A second end of a shared (any) side; `None` for a one2one side.
+    pub fn try_clone(&self) -> Option<Self> {
+        match self {
+            Self::One(_) => None,
+            Self::Any(t) => Some(Self::Any(t.clone())),
+        }
+    }
+}
+
+impl<T> Rx<T> {
+    /// Extended rendezvous: runs `f` on the value while its writer stays blocked.
+    pub fn recv_with<R>(&self, w: Wait, f: impl FnOnce(T) -> R) -> Result<R, Fail> {
+        on_end!(self, r => match w {
+            Wait::Block => r.recv_with(f).map_err(|_| Fail::Poisoned),
+            Wait::Try => r.try_recv_with(f).map_err(|e| match e {
+                TryRecvError::Empty => Fail::WouldBlock,
+                TryRecvError::Poisoned => Fail::Poisoned,
+            }),
+            Wait::Until(d) => r.recv_with_deadline(d, f).map_err(|e| match e {
+                RecvTimeoutError::Timeout => Fail::Timeout,
+                RecvTimeoutError::Poisoned => Fail::Poisoned,
+            }),
+        })
+    }
+
+    /// A plain receive (the writer is released as soon as the value is taken).
+    pub fn recv(&self, w: Wait) -> Result<T, Fail> {
+        on_end!(self, r => match w {
+            Wait::Block => r.recv().map_err(|_| Fail::Poisoned),
+            Wait::Try => r.try_recv().map_err(|e| match e {
+                TryRecvError::Empty => Fail::WouldBlock,
+                TryRecvError::Poisoned => Fail::Poisoned,
+            }),
+            Wait::Until(d) => r.recv_deadline(d).map_err(|e| match e {
+                RecvTimeoutError::Timeout => Fail::Timeout,
+                RecvTimeoutError::Poisoned => Fail::Poisoned,
+            }),
+        })
+    }
+
+    pub fn poison(&self) {
+        on_end!(self, r => r.poison())
+    }
+
+    pub fn try_clone(&self) -> Option<Self> {
+        match self {
+            Self::One(_) => None,
+            Self::Any(r) => Some(Self::Any(r.clone())),
+        }
+    }
+}
