@@ -92,6 +92,7 @@ loom::thread_local! {
 /// While set, the pointee must stay valid and must be the party that runs on this
 /// thread; the caller resets it before the pointee is suspended on another thread or
 /// freed.
+#[inline]
 pub unsafe fn set_current_process(p: Option<NonNull<dyn Park>>) {
     CURRENT_PROCESS.with(|c| c.set(p));
 }
@@ -102,9 +103,15 @@ pub unsafe fn set_current_process(p: Option<NonNull<dyn Park>>) {
 /// The thread-local is read once, before `f` runs, and only the pointer value is
 /// kept: `f` may park and resume on another OS thread, and it never touches this
 /// thread's thread-local storage again.
-#[inline]
+// Always inlined: a process's park happens inside `f`, and every call level between
+// the blocking operation and the context switch costs a mispredicted return. The
+// thread-local itself is read by a function that is never inlined: LLVM takes the
+// address of a thread-local to be constant within one function, so once inlined into
+// a caller's loop the address could be computed before a context switch and used
+// after the process migrated to another worker.
+#[inline(always)]
 pub fn with_current<R>(f: impl FnOnce(&dyn Park) -> R) -> R {
-    match CURRENT_PROCESS.with(|c| c.get()) {
+    match current_process() {
         // SAFETY: `set_current_process`'s contract keeps the process valid while it
         // runs, and it is the caller, so it runs for the whole of `f`.
         Some(p) => f(unsafe { p.as_ref() }),
@@ -112,7 +119,15 @@ pub fn with_current<R>(f: impl FnOnce(&dyn Park) -> R) -> R {
     }
 }
 
+/// The process installed on this OS thread, read afresh on every call (never inlined:
+/// see [`with_current`]).
+#[inline(never)]
+fn current_process() -> Option<NonNull<dyn Park>> {
+    CURRENT_PROCESS.with(|c| c.get())
+}
+
 /// Whether the caller runs as a process of a runtime (as opposed to a plain thread).
+#[inline(never)]
 pub fn in_process() -> bool {
     CURRENT_PROCESS.with(|c| c.get().is_some())
 }
@@ -143,6 +158,7 @@ impl ThreadParker {
     }
 
     /// Runs `f` with this thread's parker.
+    #[inline(never)]
     pub fn with_current<R>(f: impl FnOnce(&ThreadParker) -> R) -> R {
         // The `Arc` is cloned out so `f` may block without holding a TLS borrow.
         let p = THREAD_PARKER.with(|p| p.clone());
@@ -224,7 +240,8 @@ pub fn set_worker_index(i: usize) {
 
 /// The index of the worker this OS thread is, or `usize::MAX` for a plain thread.
 /// Only a hint: a process may migrate right after reading it.
-#[inline]
+// Never inlined: a thread-local's address must not be reused across a context switch.
+#[inline(never)]
 pub fn worker_index() -> usize {
     WORKER_INDEX.with(|c| c.get())
 }
