@@ -71,6 +71,25 @@ pub fn spawn<R: Send + 'static>(
     Ok(b.spawn(f))
 }
 
+/// [`spawn`] with every option: `thread` runs the process on an OS thread of its
+/// own (for blocking calls), `name` names it.
+pub fn spawn_with<R: Send + 'static>(
+    pinned: bool,
+    stack: usize,
+    thread: bool,
+    name: Option<String>,
+    f: impl FnOnce() -> R + Send + 'static,
+) -> Result<Proc<R>, String> {
+    let mut b = Builder::new().pinned(pinned).thread(thread);
+    if stack > 0 {
+        b = b.stack_size(stack);
+    }
+    if let Some(n) = name {
+        b = b.name(n);
+    }
+    Ok(b.spawn(f))
+}
+
 pub fn yield_now() {
     hoare_runtime::yield_now()
 }

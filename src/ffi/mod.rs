@@ -22,6 +22,12 @@
 //!   Rust channels of those types, so a Rust process can hold the other end (SPEC
 //!   X3). `rust::String` and `rust::Vec<uint8_t>` share Rust's layout, so the value
 //!   moves with a bitwise move, without a copy of the bytes.
+//! * **Alternation** is one call (`alt_select`) over a list of guards built in C++;
+//!   an alt of only receive guards on ends of one element type and sharing kind
+//!   takes a fast path (one `RecvAny`-style case set). `RecvSet` is the C++
+//!   `hoare::RecvAny`: the case set built once and selected on many times.
+//!   Scoped forking and request/reply bundles are C++ over `spawn`/`join` and
+//!   channels; alting barriers are bridged (`AltingBarrier*Handle`, `AltKind::Barrier`).
 //! * **Failures.** Every `extern "Rust"` function that can fail returns `Result` and
 //!   runs under `catch_unwind`: a Rust panic becomes a C++ exception (cxx maps `Err`
 //!   to `rust::Error`), never undefined behaviour.
@@ -103,6 +109,10 @@ mod bridge {
         pinned: bool,
         /// Stack size in bytes (0: the runtime's default).
         stack_size: usize,
+        /// Run on an OS thread of its own (for blocking calls).
+        thread: bool,
+        /// The process's name (empty: unnamed).
+        name: String,
     }
 
     /// Options of a runtime started by `run`.
@@ -120,6 +130,8 @@ mod bridge {
         Send = 1,
         Timeout = 2,
         Skip = 3,
+        /// An alting barrier (`end`: `*mut AltingBarrierEndHandle`).
+        Barrier = 4,
     }
 
     /// One guard of an alt, as C++ describes it (addresses as integers).
@@ -186,6 +198,7 @@ mod bridge {
         fn yield_now() -> Result<()>;
         fn sleep_ns(ns: u64) -> Result<()>;
         fn proc_id() -> u64;
+        fn proc_name(out: &mut String) -> bool;
         fn in_process() -> bool;
         fn default_workers() -> usize;
 
@@ -211,6 +224,14 @@ mod bridge {
             mode: WaitMode,
             timeout_ns: u64,
         ) -> Result<Status>;
+        /// Extended rendezvous: receives into `dst`, then runs `task` (the C++
+        /// handler, which reads `dst`) while the writer stays blocked.
+        unsafe fn rx_recv_with(
+            rx: &ChanRx,
+            dst: *mut u8,
+            err: *mut ExcSlot,
+            task: Pin<&mut Task>,
+        ) -> Result<Status>;
         fn tx_poison(tx: &ChanTx) -> Result<()>;
         fn rx_poison(rx: &ChanRx) -> Result<()>;
         fn tx_clone(tx: &ChanTx) -> Result<Box<ChanTx>>;
@@ -235,6 +256,31 @@ mod bridge {
         // Alternation: one call selects over a list of guards built in C++.
         unsafe fn alt_select(
             guards: &[AltGuard],
+            fair: bool,
+            fair_next: usize,
+        ) -> Result<AltOutcome>;
+
+        /// An alting barrier (`hoare::AltingBarrier`).
+        type AltingBarrierHandle;
+        /// One enrolled end of an alting barrier (`hoare::AltingBarrierEnd`).
+        type AltingBarrierEndHandle;
+
+        fn alting_barrier_new() -> Box<AltingBarrierHandle>;
+        fn alting_barrier_clone(b: &AltingBarrierHandle) -> Box<AltingBarrierHandle>;
+        fn alting_barrier_enroll(b: &AltingBarrierHandle) -> Result<Box<AltingBarrierEndHandle>>;
+        fn alting_barrier_enrolled(b: &AltingBarrierHandle) -> Result<usize>;
+        fn alting_barrier_rounds(b: &AltingBarrierHandle) -> Result<u64>;
+        fn alting_barrier_sync(e: &mut AltingBarrierEndHandle) -> Result<()>;
+        fn alting_barrier_of(e: &AltingBarrierEndHandle) -> Box<AltingBarrierHandle>;
+
+        /// A replicated receive guard over a fixed set of ends (`hoare::RecvAny`),
+        /// built once and selected on many times.
+        type RecvSet;
+        unsafe fn recv_set_new(ends: &[usize]) -> Result<Box<RecvSet>>;
+        unsafe fn recv_set_select(
+            set: &mut RecvSet,
+            dst: *mut u8,
+            err: *mut ExcSlot,
             fair: bool,
             fair_next: usize,
         ) -> Result<AltOutcome>;
@@ -316,9 +362,15 @@ fn run(task: cxx::UniquePtr<Task>, opts: &RunOpts) -> Result<cxx::UniquePtr<Task
 }
 
 fn spawn(task: cxx::UniquePtr<Task>, opts: &SpawnOpts) -> Result<Box<ProcHandle>, String> {
-    let (pinned, stack) = (opts.pinned, opts.stack_size);
     guard(move || {
-        backend::spawn(pinned, stack, move || run_task(task)).map(|p| Box::new(ProcHandle(p)))
+        if opts.thread && opts.pinned {
+            return Err("hoare: a process on its own thread cannot also be pinned".into());
+        }
+        let name = (!opts.name.is_empty()).then(|| opts.name.clone());
+        backend::spawn_with(opts.pinned, opts.stack_size, opts.thread, name, move || {
+            run_task(task)
+        })
+        .map(|p| Box::new(ProcHandle(p)))
     })
 }
 
@@ -342,6 +394,18 @@ fn sleep_ns(ns: u64) -> Result<(), String> {
 
 fn proc_id() -> u64 {
     backend::proc_id()
+}
+
+/// The running process's name (a thread's name outside a process) into `out`;
+/// false if it has none.
+fn proc_name(out: &mut String) -> bool {
+    match hoare_runtime::name() {
+        Some(n) => {
+            *out = n;
+            true
+        }
+        None => false,
+    }
 }
 
 fn in_process() -> bool {
@@ -822,6 +886,51 @@ unsafe fn rx_recv(
     })
 }
 
+unsafe fn rx_recv_with(
+    rx: &ChanRx,
+    dst: *mut u8,
+    err: *mut ExcSlot,
+    task: std::pin::Pin<&mut Task>,
+) -> Result<Status, String> {
+    guard(move || {
+        let size = rx.size;
+        macro_rules! with {
+            ($r:expr, $v:ident => $write:expr) => {
+                match $r.recv_with(Wait::Block, move |$v| {
+                    // SAFETY: `dst` is storage for the element type (the C++
+                    // caller's contract); the sender's object is alive inside the
+                    // extended rendezvous.
+                    unsafe { $write };
+                    bridge::task_run(task)
+                }) {
+                    Ok(()) => Ok(Status::Ok),
+                    Err(f) => Ok(status_of(f)),
+                }
+            };
+        }
+        match &rx.inner {
+            RxAny::Raw(r) => with!(r, it => it.move_into(dst, err)),
+            RxAny::I64(r) => with!(r, v => v.write_to(dst)),
+            RxAny::U64(r) => with!(r, v => v.write_to(dst)),
+            RxAny::F64(r) => with!(r, v => v.write_to(dst)),
+            RxAny::Str(r) => with!(r, v => v.write_to(dst)),
+            RxAny::Bytes(r) => with!(r, v => v.write_to(dst)),
+            RxAny::Pod1(r) => {
+                with!(r, a => std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, dst, size))
+            }
+            RxAny::Pod2(r) => {
+                with!(r, a => std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, dst, size))
+            }
+            RxAny::Pod4(r) => {
+                with!(r, a => std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, dst, size))
+            }
+            RxAny::Pod8(r) => {
+                with!(r, a => std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, dst, size))
+            }
+        }
+    })
+}
+
 fn tx_poison(tx: &ChanTx) -> Result<(), String> {
     guard(|| {
         match &tx.inner {
@@ -1004,6 +1113,37 @@ unsafe fn alt_select(
 /// points to a live C++ value (send) or storage for one (receive) of the end's
 /// element type; every `err` to an `ExcSlot`.
 unsafe fn alt_impl(gs: &[AltGuard], fair: bool, next: usize) -> Result<AltOutcome, String> {
+    // Fast path: only enabled receive guards on ends of one element type and one
+    // sharing kind (a replicated receive, as in StressedAlt): one set of cases, no
+    // boxed guard per end.
+    if gs.len() > 1 && gs.iter().all(|g| g.kind == AltKind::Recv && g.enabled) {
+        // SAFETY: the caller's contract.
+        let rxs: Vec<&ChanRx> = gs
+            .iter()
+            .map(|g| unsafe { &*(g.end as *const ChanRx) })
+            .collect();
+        // SAFETY: the ends live until this call returns.
+        if let Ok(mut set) = unsafe { build_set(&rxs) } {
+            let mut f = Fair::new();
+            let fp = if fair {
+                f.chosen(next.wrapping_sub(1));
+                Some(&mut f)
+            } else {
+                None
+            };
+            // SAFETY: each guard's `value` is storage for the element type.
+            let (i, status) = unsafe {
+                set_pick(&mut set, rxs[0].size, fp, |i| {
+                    (gs[i].value as *mut u8, gs[i].err as *mut ExcSlot)
+                })
+            };
+            return Ok(AltOutcome {
+                guard: i,
+                status,
+                fair_next: if fair { f.next_start() } else { next },
+            });
+        }
+    }
     // First the items of C++ values to send (a move into a box may throw).
     let acks: Vec<AtomicBool> = gs.iter().map(|_| AtomicBool::new(false)).collect();
     let mut items: Vec<Option<RawItem>> = gs.iter().map(|_| None).collect();
@@ -1035,7 +1175,7 @@ unsafe fn alt_impl(gs: &[AltGuard], fair: bool, next: usize) -> Result<AltOutcom
         }
     }
 
-    let mut unsent: Vec<Unsent> = Vec::new();
+    let mut unsent: Vec<Unsent> = Vec::with_capacity(gs.len());
     let mut alt: Alt<'_, Status> = Alt::new();
     for (i, g) in gs.iter().enumerate() {
         let (value, err) = (g.value as *mut u8, g.err as *mut ExcSlot);
@@ -1140,6 +1280,13 @@ unsafe fn alt_impl(gs: &[AltGuard], fair: bool, next: usize) -> Result<AltOutcom
                 alt.skip(|| Status::Ok);
                 unsent.push(Unsent::Nothing);
             }
+            AltKind::Barrier => {
+                // SAFETY: the caller's contract: a live end that only this alt uses
+                // while it runs (hoare::Alt takes it by non-const reference).
+                let e = unsafe { &mut *(g.end as *mut AltingBarrierEndHandle) };
+                alt.barrier(&mut e.0, || Status::Ok);
+                unsent.push(Unsent::Nothing);
+            }
             _ => return Err("hoare: unknown alt guard kind".into()),
         }
     }
@@ -1196,6 +1343,208 @@ unsafe fn alt_impl(gs: &[AltGuard], fair: bool, next: usize) -> Result<AltOutcom
     })
 }
 
+// ---------------------------------------------------------------- receive sets
+
+/// A `RecvAny` over ends of one sharing kind.
+enum SetOf<T: 'static> {
+    One(hoare_core::alt::RecvAny<'static, T>),
+    Any(hoare_core::alt::RecvAny<'static, T>),
+}
+
+impl<T: 'static> SetOf<T> {
+    /// # Safety
+    /// The ends outlive the set (the C++ `RecvAny`'s contract).
+    unsafe fn new(rxs: Vec<&backend::Rx<T>>) -> Result<Self, String> {
+        // SAFETY: the caller's contract: the set never outlives the ends.
+        let rxs: Vec<&'static backend::Rx<T>> = unsafe { std::mem::transmute(rxs) };
+        if rxs.iter().all(|r| matches!(r, backend::Rx::One(_))) {
+            Ok(SetOf::One(hoare_core::alt::RecvAny::from_ends(
+                // An exact-size iterator: the cases are allocated once.
+                rxs.into_iter().map(|r| match r {
+                    backend::Rx::One(r) => r,
+                    backend::Rx::Any(_) => unreachable!("checked above"),
+                }),
+            )))
+        } else if rxs.iter().all(|r| matches!(r, backend::Rx::Any(_))) {
+            Ok(SetOf::Any(hoare_core::alt::RecvAny::from_ends(
+                rxs.into_iter().map(|r| match r {
+                    backend::Rx::Any(r) => r,
+                    backend::Rx::One(_) => unreachable!("checked above"),
+                }),
+            )))
+        } else {
+            Err("hoare: a RecvAny needs ends of one sharing kind".into())
+        }
+    }
+
+    fn select(&mut self, fair: Option<&mut Fair>) -> (usize, Result<T, RecvError>) {
+        let set = match self {
+            SetOf::One(s) | SetOf::Any(s) => s,
+        };
+        match fair {
+            Some(f) => set.select_fair(f),
+            None => set.select(),
+        }
+    }
+}
+
+enum SetAny {
+    Raw(SetOf<RawItem>),
+    I64(SetOf<i64>),
+    U64(SetOf<u64>),
+    F64(SetOf<f64>),
+    Str(SetOf<String>),
+    Bytes(SetOf<Vec<u8>>),
+    Pod1(SetOf<[u64; 1]>),
+    Pod2(SetOf<[u64; 2]>),
+    Pod4(SetOf<[u64; 4]>),
+    Pod8(SetOf<[u64; 8]>),
+}
+
+/// A replicated receive guard as C++ holds it (`hoare::RecvAny<T>`).
+pub struct RecvSet {
+    inner: SetAny,
+    /// Size in bytes of a `Pod*` element.
+    size: usize,
+    fair: Fair,
+}
+
+/// The set of receive guards over `rxs` (non-empty; one element type and one
+/// sharing kind, or an error).
+///
+/// # Safety
+/// The ends outlive the set.
+unsafe fn build_set(rxs: &[&ChanRx]) -> Result<SetAny, String> {
+    let first = rxs
+        .first()
+        .ok_or("hoare: a RecvAny over no ends would wait for ever")?;
+    if rxs
+        .iter()
+        .any(|r| std::mem::discriminant(&r.inner) != std::mem::discriminant(&first.inner))
+    {
+        return Err("hoare: a RecvAny needs ends of one element type".into());
+    }
+    macro_rules! set {
+        ($v:ident) => {{
+            let v: Vec<_> = rxs
+                .iter()
+                .map(|r| match &r.inner {
+                    RxAny::$v(x) => x,
+                    _ => unreachable!("checked above"),
+                })
+                .collect();
+            // SAFETY: forwarded (the ends outlive the set).
+            SetAny::$v(unsafe { SetOf::new(v) }?)
+        }};
+    }
+    Ok(match &first.inner {
+        RxAny::Raw(_) => set!(Raw),
+        RxAny::I64(_) => set!(I64),
+        RxAny::U64(_) => set!(U64),
+        RxAny::F64(_) => set!(F64),
+        RxAny::Str(_) => set!(Str),
+        RxAny::Bytes(_) => set!(Bytes),
+        RxAny::Pod1(_) => set!(Pod1),
+        RxAny::Pod2(_) => set!(Pod2),
+        RxAny::Pod4(_) => set!(Pod4),
+        RxAny::Pod8(_) => set!(Pod8),
+    })
+}
+
+/// Selects on a set; `out(i)` gives the storage (and exception slot) for the value
+/// of end `i`.
+///
+/// # Safety
+/// `out(i)` is storage for the element type.
+unsafe fn set_pick(
+    set: &mut SetAny,
+    size: usize,
+    fair: Option<&mut Fair>,
+    out: impl Fn(usize) -> (*mut u8, *mut ExcSlot),
+) -> (usize, Status) {
+    macro_rules! sel {
+        ($s:expr, $v:ident, $dst:ident, $err:ident => $write:expr) => {{
+            let (i, r) = $s.select(fair);
+            let status = match r {
+                Ok($v) => {
+                    let ($dst, $err) = out(i);
+                    let _ = $err;
+                    // SAFETY: the caller's contract.
+                    unsafe { $write };
+                    Status::Ok
+                }
+                Err(_) => Status::Poisoned,
+            };
+            (i, status)
+        }};
+    }
+    match set {
+        SetAny::Raw(s) => sel!(s, it, dst, err => it.move_into(dst, err)),
+        SetAny::I64(s) => sel!(s, v, dst, err => v.write_to(dst)),
+        SetAny::U64(s) => sel!(s, v, dst, err => v.write_to(dst)),
+        SetAny::F64(s) => sel!(s, v, dst, err => v.write_to(dst)),
+        SetAny::Str(s) => sel!(s, v, dst, err => v.write_to(dst)),
+        SetAny::Bytes(s) => sel!(s, v, dst, err => v.write_to(dst)),
+        SetAny::Pod1(s) => {
+            sel!(s, a, dst, err => std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, dst, size))
+        }
+        SetAny::Pod2(s) => {
+            sel!(s, a, dst, err => std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, dst, size))
+        }
+        SetAny::Pod4(s) => {
+            sel!(s, a, dst, err => std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, dst, size))
+        }
+        SetAny::Pod8(s) => {
+            sel!(s, a, dst, err => std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, dst, size))
+        }
+    }
+}
+
+unsafe fn recv_set_new(ends: &[usize]) -> Result<Box<RecvSet>, String> {
+    guard(|| {
+        // SAFETY: C++ passes addresses of live `ChanRx` boxes that outlive the set.
+        let rxs: Vec<&ChanRx> = ends
+            .iter()
+            .map(|&e| unsafe { &*(e as *const ChanRx) })
+            .collect();
+        // SAFETY: as above.
+        let inner = unsafe { build_set(&rxs) }?;
+        Ok(Box::new(RecvSet {
+            inner,
+            size: rxs[0].size,
+            fair: Fair::new(),
+        }))
+    })
+}
+
+unsafe fn recv_set_select(
+    set: &mut RecvSet,
+    dst: *mut u8,
+    err: *mut ExcSlot,
+    fair: bool,
+    fair_next: usize,
+) -> Result<AltOutcome, String> {
+    guard(|| {
+        let f = if fair {
+            set.fair.chosen(fair_next.wrapping_sub(1));
+            Some(&mut set.fair)
+        } else {
+            None
+        };
+        // SAFETY: `dst` is storage for the element type (the caller's contract).
+        let (i, status) = unsafe { set_pick(&mut set.inner, set.size, f, |_| (dst, err)) };
+        Ok(AltOutcome {
+            guard: i,
+            status,
+            fair_next: if fair {
+                set.fair.next_start()
+            } else {
+                fair_next
+            },
+        })
+    })
+}
+
 // ---------------------------------------------------------------- barriers
 
 /// A barrier as C++ holds it.
@@ -1236,6 +1585,44 @@ fn barrier_sync(e: &mut BarrierEndHandle) -> Result<(), String> {
 
 fn barrier_of(e: &BarrierEndHandle) -> Box<BarrierHandle> {
     Box::new(BarrierHandle(e.0.barrier()))
+}
+
+// ---------------------------------------------------------------- alting barriers
+
+/// An alting barrier as C++ holds it.
+pub struct AltingBarrierHandle(pub hoare_core::alt::AltingBarrier);
+/// An enrolled alting-barrier end as C++ holds it (dropping it resigns).
+pub struct AltingBarrierEndHandle(pub hoare_core::alt::AltingBarrierEnd);
+
+fn alting_barrier_new() -> Box<AltingBarrierHandle> {
+    Box::new(AltingBarrierHandle(hoare_core::alt::AltingBarrier::new()))
+}
+
+fn alting_barrier_clone(b: &AltingBarrierHandle) -> Box<AltingBarrierHandle> {
+    Box::new(AltingBarrierHandle(b.0.clone()))
+}
+
+fn alting_barrier_enroll(b: &AltingBarrierHandle) -> Result<Box<AltingBarrierEndHandle>, String> {
+    guard(|| Ok(Box::new(AltingBarrierEndHandle(b.0.enroll()))))
+}
+
+fn alting_barrier_enrolled(b: &AltingBarrierHandle) -> Result<usize, String> {
+    guard(|| Ok(b.0.enrolled()))
+}
+
+fn alting_barrier_rounds(b: &AltingBarrierHandle) -> Result<u64, String> {
+    guard(|| Ok(b.0.rounds()))
+}
+
+fn alting_barrier_sync(e: &mut AltingBarrierEndHandle) -> Result<(), String> {
+    guard(|| {
+        e.0.sync();
+        Ok(())
+    })
+}
+
+fn alting_barrier_of(e: &AltingBarrierEndHandle) -> Box<AltingBarrierHandle> {
+    Box::new(AltingBarrierHandle(e.0.barrier()))
 }
 
 // ---------------------------------------------------------------- Rust-side access

@@ -206,6 +206,19 @@ struct SpawnOptions {
     stack_size = bytes;
     return *this;
   }
+  // Run on an OS thread of its own, for blocking system calls (see spawn_blocking).
+  bool own_thread = false;
+  // The process's name (this_proc::name(), overflow reports); empty: unnamed.
+  std::string proc_name;
+
+  SpawnOptions& thread(bool on = true) {
+    own_thread = on;
+    return *this;
+  }
+  SpawnOptions& name(std::string n) {
+    proc_name = std::move(n);
+    return *this;
+  }
 };
 
 // The number of workers run() starts by default: HOARE_WORKERS or the core count.
@@ -281,7 +294,7 @@ detail::result_of_t<F> run(F&& f) {
 // runtime). `f` is moved into the process; it must not depend on its creating thread.
 template <class F>
 JoinHandle<detail::result_of_t<F>> spawn(const SpawnOptions& opts, F&& f) {
-  ffi::SpawnOpts o{opts.pinned, opts.stack_size};
+  ffi::SpawnOpts o{opts.pinned, opts.stack_size, opts.own_thread, rust::String(opts.proc_name)};
   auto h =
       detail::bridge_call([&] { return ffi::spawn(detail::make_task(std::forward<F>(f)), o); });
   return JoinHandle<detail::result_of_t<F>>(std::move(h));
@@ -296,6 +309,144 @@ JoinHandle<detail::result_of_t<F>> spawn(F&& f) {
 template <class F>
 JoinHandle<detail::result_of_t<F>> spawn_pinned(F&& f) {
   return spawn(SpawnOptions{}.pin(), std::forward<F>(f));
+}
+
+// Starts `f` on an OS thread of its own: for code that makes blocking system calls
+// (file or socket I/O, waiting on a mutex) without stalling a worker. Channel
+// operations there block the thread. Equivalent to spawn(SpawnOptions{}.thread(), f).
+template <class F>
+JoinHandle<detail::result_of_t<F>> spawn_blocking(F&& f) {
+  return spawn(SpawnOptions{}.thread(), std::forward<F>(f));
+}
+
+template <class R>
+class ScopedJoinHandle;
+
+// Scoped forking (C++CSP2's ScopedForking, Rust's hoare::scope): the processes a
+// Scope spawns may refer to the caller's locals, because scope() joins every one of
+// them before it returns, also when the body throws.
+//
+//   std::vector<int> v{1, 2, 3};
+//   hoare::scope([&](hoare::Scope& s) {
+//     for (auto& x : v) s.spawn([&x] { x *= 10; });
+//   });                                   // all joined here
+//
+// A child's exception is rethrown by its handle's join(); if nobody joined it,
+// scope() rethrows the first such exception (in spawn order) after all have ended.
+// An exception of the body itself takes precedence.
+class Scope {
+ public:
+  Scope() = default;
+  Scope(const Scope&) = delete;
+  Scope& operator=(const Scope&) = delete;
+
+  template <class F>
+  ScopedJoinHandle<detail::result_of_t<F>> spawn(F&& f) {
+    return spawn(SpawnOptions{}, std::forward<F>(f));
+  }
+  template <class F>
+  ScopedJoinHandle<detail::result_of_t<F>> spawn(const SpawnOptions& opts, F&& f);
+
+  // Joins every child not joined yet; returns the first exception of those.
+  std::exception_ptr join_all() noexcept {
+    std::exception_ptr first;
+    for (auto& c : children_) {
+      if (!c->h) continue;
+      try {
+        auto t = detail::bridge_call([&] { return ffi::join(std::move(*c->h)); });
+        c->h.reset();
+        c->task = std::move(t);
+        if (!c->taken && !first) first = c->error_of(c->task.get());
+      } catch (...) {
+        c->h.reset();
+        if (!first) first = std::current_exception();
+      }
+    }
+    return first;
+  }
+
+ private:
+  template <class R>
+  friend class ScopedJoinHandle;
+  struct Child {
+    std::optional<rust::Box<ffi::ProcHandle>> h;
+    std::unique_ptr<ffi::Task> task;  // once joined by join_all
+    bool taken = false;               // the handle's join() ran
+    std::exception_ptr (*error_of)(ffi::Task*) = nullptr;
+  };
+  std::vector<std::unique_ptr<Child>> children_;
+};
+
+// A process of a Scope: join() returns its result or rethrows its exception (which
+// then no longer makes scope() throw).
+template <class R>
+class ScopedJoinHandle {
+ public:
+  R join() {
+    if (!c_ || c_->taken) throw Error("hoare: join on an empty or joined handle");
+    c_->taken = true;
+    std::unique_ptr<ffi::Task> t;
+    if (c_->h) {
+      rust::Box<ffi::ProcHandle> h = std::move(*c_->h);
+      c_->h.reset();
+      try {
+        t = ffi::join(std::move(h));
+      } catch (const rust::Error& e) {
+        std::string m = e.what();
+        if (m.rfind("hoare: process", 0) == 0) throw ProcessError(m);
+        detail::throw_error(e);
+      }
+    } else {
+      t = std::move(c_->task);
+    }
+    return detail::finish<R>(std::move(t));
+  }
+  bool joinable() const { return c_ && !c_->taken; }
+
+ private:
+  friend class Scope;
+  explicit ScopedJoinHandle(Scope::Child* c) : c_(c) {}
+  Scope::Child* c_ = nullptr;
+};
+
+template <class F>
+ScopedJoinHandle<detail::result_of_t<F>> Scope::spawn(const SpawnOptions& opts, F&& f) {
+  using R = detail::result_of_t<F>;
+  auto c = std::make_unique<Child>();
+  c->error_of = [](ffi::Task* t) { return static_cast<detail::ResultTask<R>*>(t)->error; };
+  ffi::SpawnOpts o{opts.pinned, opts.stack_size, opts.own_thread, rust::String(opts.proc_name)};
+  c->h.emplace(
+      detail::bridge_call([&] { return ffi::spawn(detail::make_task(std::forward<F>(f)), o); }));
+  children_.push_back(std::move(c));
+  return ScopedJoinHandle<R>(children_.back().get());
+}
+
+// Runs body(scope) and joins every process it spawned on the scope; returns the
+// body's result. Rethrows the body's exception, else the first exception of a child
+// nobody joined, after all children have ended.
+template <class F>
+auto scope(F&& body) -> std::invoke_result_t<F&, Scope&> {
+  using R = std::invoke_result_t<F&, Scope&>;
+  Scope s;
+  std::optional<detail::stored_t<R>> r;
+  std::exception_ptr body_error;
+  try {
+    if constexpr (std::is_void_v<R>) {
+      body(s);
+      r.emplace();
+    } else {
+      r.emplace(body(s));
+    }
+  } catch (...) {
+    // Not joined inside the handler: join blocks, and a process that migrated to
+    // another thread must not leave a catch block there (the C++ runtime keeps the
+    // caught exceptions per thread).
+    body_error = std::current_exception();
+  }
+  auto child_error = s.join_all();
+  if (body_error) std::rethrow_exception(body_error);
+  if (child_error) std::rethrow_exception(child_error);
+  if constexpr (!std::is_void_v<R>) return std::move(*r);
 }
 
 namespace detail {
@@ -396,6 +547,13 @@ namespace this_proc {
 // A number that identifies the running process (0 outside any process).
 inline std::uint64_t id() noexcept {
   return ffi::proc_id();
+}
+// The running process's name (SpawnOptions::name); for a plain thread, the
+// thread's name; nullopt if it has none.
+inline std::optional<std::string> name() {
+  rust::String n;
+  if (!ffi::proc_name(n)) return std::nullopt;
+  return std::string(n);
 }
 // Whether the caller runs as a process (as opposed to a plain thread).
 inline bool in_process() noexcept {
@@ -572,6 +730,36 @@ inline bool reader_shared(Sharing s) {
 template <class T, bool Shared>
 class BasicRx;
 
+namespace detail {
+// The handler of an extended rendezvous (BasicRx::recv_with), run by the bridge
+// while the writer is blocked.
+template <class T, class F, class R>
+class WithTask final : public ffi::Task {
+ public:
+  WithTask(Slot<T>& s, ffi::ExcSlot& err, F& f) : s_(s), err_(err), f_(f) {}
+  void run() noexcept override {
+    if (err_.error) return;  // the move out of the writer threw
+    s_.set_full();
+    try {
+      if constexpr (std::is_void_v<R>) {
+        f_(std::move(s_.get()));
+      } else {
+        value.emplace(f_(std::move(s_.get())));
+      }
+    } catch (...) {
+      error = std::current_exception();
+    }
+  }
+  std::optional<stored_t<R>> value;
+  std::exception_ptr error;
+
+ private:
+  Slot<T>& s_;
+  ffi::ExcSlot& err_;
+  F& f_;
+};
+}  // namespace detail
+
 // The writing end of a channel of T. Move-only (Shared=false: a one2one/one2any
 // writer) or copyable (Shared=true: any2one/any2any; copies are more writers).
 template <class T, bool Shared>
@@ -745,6 +933,24 @@ class BasicRx {
     return std::move(s.get());
   }
   void recv(T& out) { out = recv(); }
+
+  // Extended rendezvous (JCSP/C++CSP2 beginRead/endRead): receives a value and runs
+  // f(T&&) on it while the writer stays blocked; returns f's result. Throws
+  // hoare::Poisoned (f does not run), or rethrows f's exception (the writer is
+  // released all the same).
+  template <class F>
+  std::invoke_result_t<F&, T&&> recv_with(F&& f) {
+    using R = std::invoke_result_t<F&, T&&>;
+    check();
+    detail::Slot<T> s;
+    ffi::ExcSlot err;
+    detail::WithTask<T, std::remove_reference_t<F>, R> task(s, err, f);
+    auto st = detail::bridge_call([&] { return ffi::rx_recv_with(**h_, s.raw(), &err, task); });
+    detail::rethrow_if(err);
+    if (detail::status(st) == Status::poisoned) throw Poisoned();
+    if (task.error) std::rethrow_exception(task.error);
+    if constexpr (!std::is_void_v<R>) return std::move(*task.value);
+  }
 
   Status try_recv(T& out) { return recv_into(out, ffi::WaitMode::Try, 0); }
   std::optional<T> try_recv() { return recv_opt(ffi::WaitMode::Try, 0); }
@@ -1004,6 +1210,175 @@ Status recv_timed(BasicRx<T, S>& rx, T& out, Timer& t) {
   return r;
 }
 
+// ================================================================== request/reply
+// A client/server bundle (SPEC C9): every call sends the request together with a
+// fresh one2one reply channel, so a server that poisons or ends without replying
+// makes the call fail (hoare::Poisoned) instead of hang.
+//
+//   auto [client, server] = hoare::request_reply<int, std::string>();
+//   auto s = hoare::spawn([server = std::move(server)]() mutable {
+//     server.serve([](int x) { return std::to_string(x); });   // until poison
+//   });
+//   std::string r = client.call(42);
+//   client.poison();                                         // ends the server's loop
+
+// One request as the server receives it: the value and the end to reply on.
+template <class Req, class Resp>
+class Request {
+ public:
+  Request(Req v, Tx<Resp> r) : value(std::move(v)), reply_(std::move(r)) {}
+  Req value;
+  // Sends the reply; throws hoare::Poisoned if the client is gone. A request
+  // destroyed without a reply makes the client's call throw hoare::Poisoned.
+  void reply(Resp r) { reply_.send(std::move(r)); }
+
+ private:
+  Tx<Resp> reply_;
+};
+
+// The client side. Copyable: any number of clients.
+template <class Req, class Resp>
+class ClientEnd {
+ public:
+  explicit ClientEnd(SharedTx<Request<Req, Resp>> tx) : tx_(std::move(tx)) {}
+  // Sends `req` and waits for the reply; throws hoare::Poisoned if the server side
+  // is poisoned (the request was not delivered) or the server did not reply.
+  Resp call(Req req) {
+    auto [rtx, rrx] = channel<Resp>();
+    tx_.send(Request<Req, Resp>(std::move(req), std::move(rtx)));
+    return rrx.recv();
+  }
+  void poison() { tx_.poison(); }
+  SharedTx<Request<Req, Resp>>& requests() { return tx_; }
+
+ private:
+  SharedTx<Request<Req, Resp>> tx_;
+};
+
+// The server side. Copyable: a pool of servers may share it. requests() is the
+// receiving end, for an Alt.
+template <class Req, class Resp>
+class ServerEnd {
+ public:
+  explicit ServerEnd(SharedRx<Request<Req, Resp>> rx) : rx_(std::move(rx)) {}
+  // The next request; throws hoare::Poisoned once the clients poisoned (or are all
+  // gone).
+  Request<Req, Resp> recv() { return rx_.recv(); }
+  // Replies f(request) to every request until poison; returns how many it served. A
+  // reply to a client that went away is dropped. An exception of f propagates (the
+  // request then fails on the client's side).
+  template <class F>
+  std::uint64_t serve(F&& f) {
+    std::uint64_t n = 0;
+    for (;;) {
+      std::optional<Request<Req, Resp>> r;
+      try {
+        r.emplace(rx_.recv());
+      } catch (const Poisoned&) {
+        return n;
+      }
+      Resp resp = f(std::move(r->value));
+      try {
+        r->reply(std::move(resp));
+      } catch (const Poisoned&) {
+      }
+      ++n;
+    }
+  }
+  void poison() { rx_.poison(); }
+  SharedRx<Request<Req, Resp>>& requests() { return rx_; }
+
+ private:
+  SharedRx<Request<Req, Resp>> rx_;
+};
+
+// A client/server pair over a request channel buffered as `b` says (rendezvous by
+// default).
+template <class Req, class Resp>
+std::pair<ClientEnd<Req, Resp>, ServerEnd<Req, Resp>> request_reply(
+    Buffer b = Buffer::rendezvous()) {
+  auto [tx, rx] = channel<Request<Req, Resp>, Sharing::any2any>(b);
+  return {ClientEnd<Req, Resp>(std::move(tx)), ServerEnd<Req, Resp>(std::move(rx))};
+}
+
+// ================================================================== alting barriers
+class AltingBarrier;
+
+// One enrolled end of an alting barrier (SPEC B3): a barrier that can be a guard of
+// an Alt (Alt::barrier). The barrier completes when every enrolled end offers it
+// (by sync() or by an alt with its barrier guard); an alt that offers it may
+// choose another ready guard instead, and then withdraws its offer. Move-only;
+// destroying the end (or resign()) leaves the barrier. One process uses an end at
+// a time.
+class AltingBarrierEnd {
+ public:
+  AltingBarrierEnd() = default;
+  AltingBarrierEnd(AltingBarrierEnd&& o) noexcept : h_(std::move(o.h_)) { o.h_.reset(); }
+  AltingBarrierEnd& operator=(AltingBarrierEnd&& o) noexcept {
+    if (this != &o) {
+      h_ = std::move(o.h_);
+      o.h_.reset();
+    }
+    return *this;
+  }
+  bool valid() const { return h_.has_value(); }
+  // Offers the barrier and waits until every enrolled end does.
+  void sync() {
+    if (!h_) throw Error("hoare: sync on a resigned alting barrier end");
+    detail::bridge_call([&] { ffi::alting_barrier_sync(**h_); });
+  }
+  void resign() { h_.reset(); }
+  inline AltingBarrier barrier() const;
+
+  // The bridge handle (for hoare::Alt).
+  ffi::AltingBarrierEndHandle& handle() {
+    if (!h_) throw Error("hoare: an alt guard on a resigned alting barrier end");
+    return **h_;
+  }
+
+ private:
+  friend class AltingBarrier;
+  explicit AltingBarrierEnd(rust::Box<ffi::AltingBarrierEndHandle> h) : h_(std::move(h)) {}
+  std::optional<rust::Box<ffi::AltingBarrierEndHandle>> h_;
+};
+
+// An alting barrier: a handle to enroll ends with (copies refer to the same barrier).
+class AltingBarrier {
+ public:
+  AltingBarrier() : h_(ffi::alting_barrier_new()) {}
+  AltingBarrier(const AltingBarrier& o) : h_(ffi::alting_barrier_clone(*o.h_)) {}
+  AltingBarrier& operator=(const AltingBarrier& o) {
+    if (this != &o) h_ = ffi::alting_barrier_clone(*o.h_);
+    return *this;
+  }
+  AltingBarrierEnd enroll() const {
+    return AltingBarrierEnd(detail::bridge_call([&] { return ffi::alting_barrier_enroll(*h_); }));
+  }
+  std::vector<AltingBarrierEnd> enroll(std::size_t n) const {
+    std::vector<AltingBarrierEnd> v;
+    v.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) v.push_back(enroll());
+    return v;
+  }
+  std::size_t enrolled() const {
+    return detail::bridge_call([&] { return ffi::alting_barrier_enrolled(*h_); });
+  }
+  // How many times the barrier has completed.
+  std::uint64_t rounds() const {
+    return detail::bridge_call([&] { return ffi::alting_barrier_rounds(*h_); });
+  }
+
+ private:
+  friend class AltingBarrierEnd;
+  explicit AltingBarrier(rust::Box<ffi::AltingBarrierHandle> h) : h_(std::move(h)) {}
+  rust::Box<ffi::AltingBarrierHandle> h_;
+};
+
+inline AltingBarrier AltingBarrierEnd::barrier() const {
+  if (!h_) throw Error("hoare: barrier() of a resigned alting barrier end");
+  return AltingBarrier(ffi::alting_barrier_of(**h_));
+}
+
 // ================================================================== alternation
 // Alternation (SPEC A): wait for the first ready of several guards, choose exactly
 // one (the others leave no trace) and run its handler.
@@ -1063,20 +1438,23 @@ class AltGuardBase {
 template <class T, class F>
 class RecvGuard final : public AltGuardBase {
  public:
-  RecvGuard(std::size_t n, F f)
-      : slots_(new Slot<T>[n]), errs_(new ffi::ExcSlot[n]), f_(std::move(f)) {}
-  std::uintptr_t slot(std::size_t i) { return reinterpret_cast<std::uintptr_t>(slots_[i].raw()); }
-  std::uintptr_t err(std::size_t i) { return reinterpret_cast<std::uintptr_t>(&errs_[i]); }
+  // One allocation for the storage and exception slot of every end.
+  RecvGuard(std::size_t n, F f) : es_(new Entry[n]), f_(std::move(f)) {}
+  std::uintptr_t slot(std::size_t i) { return reinterpret_cast<std::uintptr_t>(es_[i].slot.raw()); }
+  std::uintptr_t err(std::size_t i) { return reinterpret_cast<std::uintptr_t>(&es_[i].err); }
   void fire(std::size_t i, ffi::Status st) override {
-    rethrow_if(errs_[i]);
+    rethrow_if(es_[i].err);
     if (st == ffi::Status::Poisoned) throw Poisoned();
-    slots_[i].set_full();
-    call_recv_handler(f_, i, std::move(slots_[i].get()));
+    es_[i].slot.set_full();
+    call_recv_handler(f_, i, std::move(es_[i].slot.get()));
   }
 
  private:
-  std::unique_ptr<Slot<T>[]> slots_;
-  std::unique_ptr<ffi::ExcSlot[]> errs_;
+  struct Entry {
+    Slot<T> slot;
+    ffi::ExcSlot err;
+  };
+  std::unique_ptr<Entry[]> es_;
   F f_;
 };
 
@@ -1168,6 +1546,8 @@ class Alt {
     using T = typename End::value_type;
     std::size_t n = static_cast<std::size_t>(std::distance(std::begin(ends), std::end(ends)));
     auto g = std::make_unique<detail::RecvGuard<T, F>>(n, std::move(f));
+    entries_.reserve(entries_.size() + n);
+    where_.reserve(where_.size() + n);
     std::size_t i = 0;
     for (auto& e : ends) {
       add(ffi::AltKind::Recv, cond, detail::end_addr(e), g->slot(i), g->err(i), 0, i);
@@ -1229,6 +1609,24 @@ class Alt {
     return *this;
   }
 
+  // An alting-barrier guard: chosen when every end enrolled on the barrier offers
+  // it; then f() runs. The end is used by this alt until select() returns.
+  template <class F = detail::Ignore>
+  Alt& barrier(AltingBarrierEnd& end, F f = {}) {
+    return barrier_if(true, end, std::move(f));
+  }
+  template <class F = detail::Ignore>
+  Alt& barrier_if(bool cond, AltingBarrierEnd& end, F f = {}) {
+    auto addr = reinterpret_cast<std::uintptr_t>(&end.handle());
+    for (const auto& e : entries_) {
+      if (e.kind == ffi::AltKind::Barrier && e.end == addr)
+        throw Error("hoare: two barrier guards on one alting barrier end in one alt");
+    }
+    add(ffi::AltKind::Barrier, cond, addr, 0, 0, 0);
+    guards_.push_back(std::make_unique<detail::SkipGuard<F>>(std::move(f)));
+    return *this;
+  }
+
   // Pri select: the first ready guard in order. Returns the chosen guard's index.
   std::size_t select() { return run(nullptr); }
   // Fair select: starts after the guard `fair` chose last time.
@@ -1271,6 +1669,77 @@ class Alt {
   std::vector<Where> where_;
   std::vector<std::size_t> timeouts_;
   bool used_ = false;
+};
+
+// A replicated receive guard over a fixed set of ends (of one element type and one
+// sharing kind), built once and selected on again and again: for one reader over
+// many channels in a loop it avoids rebuilding an Alt (and its allocations) per
+// select. The ends must outlive the RecvAny (moving an Rx object is fine: the set
+// refers to the Rust end it owns).
+//
+//   hoare::RecvAny<int> set(rxs);
+//   int v;
+//   std::size_t i = set.select(fair, v);   // or set.select(v) for pri
+//
+// select() returns the index of the chosen end; on a poisoned end it throws
+// hoare::Poisoned whose guard() is that index.
+template <class T>
+class RecvAny {
+ public:
+  template <class Range>
+  explicit RecvAny(Range& ends) {
+    std::vector<std::size_t> addrs;
+    for (auto& e : ends) addrs.push_back(static_cast<std::size_t>(detail::end_addr(e)));
+    set_.emplace(detail::bridge_call([&] {
+      return ffi::recv_set_new(rust::Slice<const std::size_t>(addrs.data(), addrs.size()));
+    }));
+    n_ = addrs.size();
+  }
+
+  std::size_t size() const { return n_; }
+
+  // Pri select: the first ready end in order.
+  std::size_t select(T& out) { return run(nullptr, out); }
+  // Fair select.
+  std::size_t select(Fair& fair, T& out) { return run(&fair, out); }
+  // Selects and calls f(index, value) (pri) ...
+  template <class F>
+  std::size_t select_with(F&& f) {
+    detail::Slot<T> slot;
+    std::size_t i = raw(nullptr, slot);
+    f(i, std::move(slot.get()));
+    return i;
+  }
+  // ... or with the fair policy.
+  template <class F>
+  std::size_t select_with(Fair& fair, F&& f) {
+    detail::Slot<T> slot;
+    std::size_t i = raw(&fair, slot);
+    f(i, std::move(slot.get()));
+    return i;
+  }
+
+ private:
+  std::size_t run(Fair* fair, T& out) {
+    detail::Slot<T> slot;
+    std::size_t i = raw(fair, slot);
+    out = std::move(slot.get());
+    return i;
+  }
+  std::size_t raw(Fair* fair, detail::Slot<T>& slot) {
+    ffi::ExcSlot err;
+    auto out = detail::bridge_call([&] {
+      return ffi::recv_set_select(**set_, slot.raw(), &err, fair != nullptr, fair ? fair->next : 0);
+    });
+    if (fair) fair->next = out.fair_next;
+    detail::rethrow_if(err);
+    if (out.status == ffi::Status::Poisoned) throw Poisoned(out.guard);
+    slot.set_full();
+    return out.guard;
+  }
+
+  std::optional<rust::Box<ffi::RecvSet>> set_;
+  std::size_t n_ = 0;
 };
 
 // ================================================================== barriers
