@@ -28,6 +28,11 @@ if [ -n "$loom_tests" ]; then
     cargo test -p hoare-core --release $loom_tests
 fi
 
+step "the README's main example and the other teaching examples run"
+for ex in pipeline hello request_reply dining_philosophers; do
+  cargo run --release --quiet --example "$ex" >/dev/null
+done
+
 step "benchmarks compile"
 cargo bench --workspace --no-run
 
