@@ -89,6 +89,7 @@ pub(crate) fn alting_lock() -> crate::sync::MutexGuard<'static, ()> {
 
 impl Waiter {
     /// A waiter for the party that is running now.
+    #[inline]
     pub fn for_current() -> Self {
         park::with_current(|p| Self::new(p.unparker()))
     }
@@ -252,6 +253,9 @@ impl Waiter {
     ///
     /// Must be called by the party whose unparker this waiter holds, after the waiter
     /// has been made visible to the parties that may commit it.
+    // Inlined so a process's context switch happens one call level closer to the
+    // blocking operation (each level costs a mispredicted return after the switch).
+    #[inline]
     pub fn wait(&self, deadline: Option<Instant>) -> Outcome {
         park::with_current(|p| {
             if let Some(d) = deadline {
@@ -280,6 +284,7 @@ impl Waiter {
     }
 
     /// Consumes the one unpark of a committed wait and returns its outcome.
+    #[inline]
     fn wait_committed(&self, p: &dyn Park) -> Outcome {
         p.park();
         self.outcome()
@@ -290,6 +295,7 @@ impl Waiter {
     /// # Panics
     /// If the wait is still open or claimed but not finished: that means an unpark
     /// arrived that the protocol did not send, a bug in the runtime or the core.
+    #[inline]
     pub fn outcome(&self) -> Outcome {
         let s = self.state.load(Ordering::Acquire);
         let token = s >> TOKEN_SHIFT;

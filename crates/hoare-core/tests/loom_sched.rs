@@ -95,6 +95,89 @@ fn unpark_races_post_switch_park() {
     });
 }
 
+/// The same race for a park without a timer (`try_park_sole`), whose unpark ends
+/// the park with a load and a plain store instead of a compare-and-swap: catches a
+/// double run or a lost wake-up if that shortcut is taken while the worker can
+/// still be between its check and its park (breaking it: let `unpark` store
+/// without its check of the PARKED_SOLE tag, or make `try_park_sole` a plain
+/// store, and loom reports two runs or none).
+#[test]
+fn unpark_races_post_switch_park_sole() {
+    loom::model(|| {
+        let st = Arc::new(ProcState::new());
+        let runs = Arc::new(AtomicUsize::new(0));
+        let (s2, r2) = (st.clone(), runs.clone());
+        let worker = thread::spawn(move || {
+            if s2.take_token() {
+                r2.fetch_add(1, Ordering::SeqCst);
+                return;
+            }
+            if !s2.try_park_sole() {
+                r2.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        if st.unpark() {
+            runs.fetch_add(1, Ordering::SeqCst);
+        }
+        worker.join().unwrap();
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        // Whoever ran it left it RUNNING with no token: the next park parks.
+        assert!(!st.take_token());
+        assert!(st.try_park_sole());
+        assert!(st.is_parked());
+    });
+}
+
+/// Catches state the unparker of a PARKED_SOLE process fails to see: what the
+/// parking worker wrote before `try_park_sole` must be visible to the party that
+/// took the process over with the plain-store unpark (breaking it: make the
+/// unpark's first load `Relaxed`, and loom reports the stale read).
+#[test]
+fn sole_unpark_hands_over_process_state() {
+    loom::model(|| {
+        let st = Arc::new(ProcState::new());
+        let data = Arc::new(loom::cell::UnsafeCell::new(0u32));
+        let (s2, d2) = (st.clone(), data.clone());
+        let worker = thread::spawn(move || {
+            // The process's last writes before it suspends.
+            // SAFETY: only this thread touches `data` before the park.
+            d2.with_mut(|p| unsafe { *p = 7 });
+            s2.try_park_sole()
+        });
+        // The unparker tries until the park happened (one unpark per park: it
+        // only unparks once it saw the process parked).
+        loop {
+            if st.is_parked() {
+                break;
+            }
+            thread::yield_now();
+        }
+        assert!(st.unpark());
+        // SAFETY: the unpark made us the owner; the worker no longer writes.
+        assert_eq!(data.with(|p| unsafe { *p }), 7);
+        assert!(worker.join().unwrap());
+    });
+}
+
+/// A park with a timer and a sole park of the next generation: the stale timer
+/// must not fire a PARKED_SOLE process (breaking it: let `fire` match any parked
+/// kind).
+#[test]
+fn stale_timer_does_not_fire_sole_park() {
+    loom::model(|| {
+        let st = Arc::new(ProcState::new());
+        let g1 = st.next_gen();
+        assert_eq!(st.try_park(), Some(g1));
+        assert!(st.unpark());
+        let s2 = st.clone();
+        let t = thread::spawn(move || s2.fire(g1 + 1));
+        assert!(st.try_park_sole());
+        assert!(!t.join().unwrap(), "a timer fired a park without a timer");
+        assert!(st.is_parked());
+        assert!(st.unpark());
+    });
+}
+
 /// Catches a process resumed twice (or never) when its `park_until` timer fires
 /// while an unpark arrives: the worker arms the timer and parks under the timer
 /// lock, the timer fires under the same lock only for the same park generation,

@@ -96,8 +96,8 @@ impl Proc {
     unsafe fn unpark_raw(data: *const ()) {
         let p = data as *const Proc;
         // SAFETY: the unparker's contract keeps the process inside its wait, so the
-        // header is valid until the CAS in `unpark`; when that CAS hands us ownership
-        // (it was PARKED) nobody else may run or free it until we queue it.
+        // header is valid until the transition in `unpark`; when that hands us
+        // ownership (it was parked) nobody else may run or free it until we queue it.
         unsafe {
             if (*p).state.unpark() {
                 rt::schedule_woken(Task::from_ptr(p));

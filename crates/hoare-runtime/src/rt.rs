@@ -107,6 +107,8 @@ pub(crate) struct WorkerLocal {
     free: UnsafeCell<Vec<usize>>,
     ids: Cell<(u64, u64)>,
     tick: Cell<u32>,
+    /// The runtime has only this worker: nobody steals from its next slot.
+    solo: bool,
 }
 
 std::thread_local! {
@@ -120,9 +122,20 @@ std::thread_local! {
         const { std::cell::RefCell::new(None) };
 }
 
-#[inline]
+// Never inlined: LLVM takes a thread-local's address to be constant within one
+// function, so once inlined into a process's loop (`yield_now`, `id`, `spawn`) the
+// address could be computed before a context switch and read after the process
+// migrated to another worker (seen: the yield loop of benches/runtime.rs hoisted it).
+#[inline(never)]
 pub(crate) fn current_proc() -> *const Proc {
     CURRENT.with(|c| c.get())
+}
+
+/// This thread's worker (null: not a worker), read afresh on every call (never
+/// inlined, for the reason given at `current_proc`).
+#[inline(never)]
+fn current_worker() -> *const WorkerLocal {
+    WORKER.with(|c| c.get())
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -201,7 +214,7 @@ impl Shared {
 /// The caller owns `t` (it won the transition out of `PARKED`).
 pub(crate) unsafe fn schedule_woken(t: Task) {
     let shared = t.proc().shared;
-    let w = WORKER.with(|c| c.get());
+    let w = current_worker();
     if !w.is_null() {
         // SAFETY: a worker's local state lives as long as its thread's loop, and this
         // code runs inside that loop (in a process or the scheduler).
@@ -256,9 +269,14 @@ impl WorkerLocal {
         let next = &self.shared().workers[self.index].next;
         // Only this worker stores non-null values (thieves only take), so an empty
         // slot stays empty until our store: no read-modify-write needed then.
-        let old = if next.load(Ordering::Relaxed).is_null() {
+        let cur = next.load(Ordering::Relaxed);
+        let old = if cur.is_null() {
             next.store(t.0.as_ptr(), Ordering::Release);
             ptr::null_mut()
+        } else if self.solo {
+            // No thief can take `cur` meanwhile (see `take_next`).
+            next.store(t.0.as_ptr(), Ordering::Relaxed);
+            cur
         } else {
             next.swap(t.0.as_ptr(), Ordering::AcqRel)
         };
@@ -272,8 +290,16 @@ impl WorkerLocal {
     #[inline]
     fn take_next(&self, w: usize) -> Option<Task> {
         let next = &self.shared().workers[w].next;
-        if next.load(Ordering::Relaxed).is_null() {
+        let p = next.load(Ordering::Relaxed);
+        if p.is_null() {
             return None;
+        }
+        if self.solo {
+            // The only worker: no thief exists, and only this worker stores into its
+            // own slot, so nobody can take `p` between the load and the store.
+            next.store(ptr::null_mut(), Ordering::Relaxed);
+            // SAFETY: as below; we are the slot's only reader and writer.
+            return Some(unsafe { Task::from_ptr(p) });
         }
         let p = next.swap(ptr::null_mut(), Ordering::AcqRel);
         // SAFETY: whoever swaps a task out of a next slot holds it.
@@ -398,11 +424,13 @@ impl WorkerLocal {
     }
 
     /// Work this worker can get without searching others.
-    #[inline]
+    #[inline(always)]
     fn find_local(&self) -> Option<Task> {
-        let tick = self.tick.get().wrapping_add(1);
-        self.tick.set(tick);
-        if tick.is_multiple_of(GLOBAL_CHECK) {
+        // A countdown rather than a modulo: no multiply on the hand-off path.
+        let tick = self.tick.get();
+        let due = tick == 0;
+        self.tick.set(if due { GLOBAL_CHECK - 1 } else { tick - 1 });
+        if due {
             if let Some(t) = self.pop_pinned().or_else(|| self.steal_global()) {
                 return Some(t);
             }
@@ -550,10 +578,33 @@ impl WorkerLocal {
     }
 
     /// Runs a process until it parks, yields or finishes.
+    /// Then runs whatever local work there is next, without returning to the main
+    /// loop between two processes: a hand-off costs two context switches and no
+    /// further (return-mispredicted) call levels.
     ///
     /// # Safety
     /// The caller holds `t`.
-    unsafe fn run(&self, t: Task) {
+    unsafe fn run(&self, mut t: Task) {
+        let sh = self.shared();
+        loop {
+            // SAFETY: we hold `t` (the caller's, or one `find_local` gave us).
+            unsafe { self.run_one(t) };
+            if sh.shutdown.load(Ordering::Relaxed) {
+                return;
+            }
+            match self.find_local() {
+                Some(n) => t = n,
+                None => return,
+            }
+        }
+    }
+
+    /// Runs a process until it parks, yields or finishes.
+    ///
+    /// # Safety
+    /// The caller holds `t`.
+    #[inline(always)]
+    unsafe fn run_one(&self, t: Task) {
         let p = t.0.as_ptr();
         // SAFETY: we own the process until we hand it on (queue, PARKED, finish).
         let proc = unsafe { &*p };
@@ -590,10 +641,12 @@ impl WorkerLocal {
                     }
                     return;
                 }
-                CoroutineResult::Yield(Req::Park) => match proc.state.try_park() {
+                // No timer for this park: its one unpark takes it over with a plain
+                // store (see `ProcState::try_park_sole`).
+                CoroutineResult::Yield(Req::Park) => match proc.state.try_park_sole() {
                     // From here on someone else owns it: do not touch it.
-                    Some(_) => return,
-                    None => continue,
+                    true => return,
+                    false => continue,
                 },
                 CoroutineResult::Yield(Req::ParkUntil(d)) => {
                     let sh = self.shared();
@@ -692,7 +745,7 @@ where
     F: FnOnce(),
 {
     let shared: &Shared = opts.shared;
-    let w = WORKER.with(|c| c.get());
+    let w = current_worker();
     // SAFETY: a non-null worker pointer is this thread's live worker.
     let local = (!w.is_null())
         .then(|| unsafe { &*w })
@@ -915,6 +968,7 @@ fn worker_thread(shared: Arc<Shared>, index: usize, queue: Worker<Task>) {
         free: UnsafeCell::new(Vec::with_capacity(LOCAL_SLOTS + 1)),
         ids: Cell::new((0, 0)),
         tick: Cell::new(0),
+        solo: shared.workers.len() == 1,
     };
     WORKER.with(|c| c.set(&local));
     local.main_loop();

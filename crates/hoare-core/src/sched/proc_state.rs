@@ -11,6 +11,12 @@
 //!
 //! The generation `g` counts parks, so a timer armed for one park can never wake a
 //! later one.
+//!
+//! A park without a timer may use [`try_park_sole`](ProcState::try_park_sole), which
+//! parks as `PARKED_SOLE(g+1)`: then the one unpark of that park is the only party
+//! that can end it (no timer can fire it, the process does not run, and the park
+//! contract allows one unpark per park), so [`unpark`](ProcState::unpark) takes it
+//! out with an acquire load and a plain store instead of a compare-and-swap.
 
 use crate::sync::{AtomicU64, Ordering};
 
@@ -18,10 +24,12 @@ const KIND: u64 = 0b11;
 const RUNNING: u64 = 0;
 const NOTIFIED: u64 = 1;
 const PARKED: u64 = 2;
+/// Parked with no timer: only its one unparker can end the park.
+const PARKED_SOLE: u64 = 3;
 const GEN_SHIFT: u32 = 2;
 
 /// The park/notify state of one process: `RUNNING`, `NOTIFIED` (an unpark is
-/// pending) or `PARKED`, tagged with a park generation.
+/// pending), `PARKED` or `PARKED_SOLE`, tagged with a park generation.
 #[derive(Debug)]
 pub struct ProcState(AtomicU64);
 
@@ -68,12 +76,31 @@ impl ProcState {
     /// the worker's to run again.
     #[inline]
     pub fn try_park(&self) -> Option<u64> {
+        self.park_as(PARKED)
+    }
+
+    /// Like [`try_park`](Self::try_park), for a park that no timer can end: the
+    /// process is parked as `PARKED_SOLE`, which its one unpark ends without a
+    /// read-modify-write. Returns whether the process is parked (on `false` the
+    /// pending unpark is consumed and the process stays the worker's to run).
+    ///
+    /// The caller must not arm a timer (or anything else that calls
+    /// [`fire`](Self::fire) or [`unpark`](Self::unpark)) for this park: at most one
+    /// unpark may arrive per park, which is the contract of
+    /// [`crate::park::Park`] and [`crate::waiter`].
+    #[inline]
+    pub fn try_park_sole(&self) -> bool {
+        self.park_as(PARKED_SOLE).is_some()
+    }
+
+    #[inline]
+    fn park_as(&self, parked: u64) -> Option<u64> {
         let s = self.0.load(Ordering::Relaxed);
         if s & KIND == RUNNING {
             let gen = (s >> GEN_SHIFT) + 1;
             match self.0.compare_exchange(
                 s,
-                (gen << GEN_SHIFT) | PARKED,
+                (gen << GEN_SHIFT) | parked,
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
@@ -91,13 +118,26 @@ impl ProcState {
     /// Wakes the process. Returns `true` when it was parked: the caller now owns it
     /// and must make it runnable. On `false` the process will see the unpark itself,
     /// and the caller must not touch the process again (it may already be gone).
+    ///
+    /// At most one unpark may be made per park (the park/unpark contract): a
+    /// process parked with [`try_park_sole`](Self::try_park_sole) is taken over by
+    /// a plain store, which two racing unparks would both win.
     #[inline]
     pub fn unpark(&self) -> bool {
-        let mut s = self.0.load(Ordering::Relaxed);
+        // Acquire: the new owner must see everything the parking worker did before
+        // its `try_park_sole` (the process's stack, its header).
+        let mut s = self.0.load(Ordering::Acquire);
+        if s & KIND == PARKED_SOLE {
+            // Nobody else writes this word while the process is parked as
+            // PARKED_SOLE: no timer, the process is not running, and we are its
+            // one unpark.
+            self.0.store(s & !KIND, Ordering::Relaxed);
+            return true;
+        }
         loop {
             let (new, owned) = match s & KIND {
                 RUNNING => (s | NOTIFIED, false),
-                PARKED => (s & !KIND, true),
+                PARKED | PARKED_SOLE => (s & !KIND, true),
                 _ => return false,
             };
             match self
@@ -127,6 +167,7 @@ impl ProcState {
 
     /// Whether the process is parked (diagnostics only).
     pub fn is_parked(&self) -> bool {
-        self.0.load(Ordering::Relaxed) & KIND == PARKED
+        let k = self.0.load(Ordering::Relaxed) & KIND;
+        k == PARKED || k == PARKED_SOLE
     }
 }
