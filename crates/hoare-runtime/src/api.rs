@@ -423,19 +423,11 @@ fn thread_yield() {
     std::thread::yield_now();
 }
 
-/// Sleeps the calling process (or thread) until `t`.
+/// Sleeps the calling process (or thread) until `t`: the core's
+/// [`sleep_until`](hoare_core::timer::sleep_until), which parks a process on its
+/// worker's timers and a plain thread on the OS.
 pub fn sleep_until(t: Instant) {
-    if rt::current_proc().is_null() {
-        let now = Instant::now();
-        if t > now {
-            std::thread::sleep(t - now);
-        }
-        return;
-    }
-    while Instant::now() < t {
-        // A `true` return would be a stray unpark; sleep on until the deadline.
-        hoare_core::park::with_current(|p| p.park_until(t));
-    }
+    hoare_core::timer::sleep_until(t)
 }
 
 /// Sleeps the calling process (or thread) for `d`.
