@@ -116,6 +116,7 @@ else
         "ring|procs 503 hops 10000000|ns_per_hop"
         "barrier|groups 2 procs 4096 rounds 100|ms_per_sync"
         "barrier|groups 2 procs 65536 rounds 20|ms_per_sync"
+        "barrier|groups 3 procs 65536 rounds 10|ms_per_sync"
         "montecarlo|samples 67108864 tasks 64|ms"
         "mandelbrot|mode workers size 1024 maxiter 255|ms"
         "mandelbrot|mode lines size 1024 maxiter 255|ms"
