@@ -304,21 +304,24 @@ fn shutdown_unwinds_blocked_processes() {
     let d = dropped.clone();
     rt(2).run(move || {
         let gate = Arc::new(Gate::default());
+        let started = Arc::new(AtomicUsize::new(0));
         for _ in 0..1000 {
-            let (gate, d) = (gate.clone(), d.clone());
+            let (gate, d, started) = (gate.clone(), d.clone(), started.clone());
             // Detached: dropped handles, blocked forever.
             let _ = hoare::spawn(move || {
                 let _b = Bump(d);
+                started.fetch_add(1, Ordering::SeqCst);
                 gate.wait();
             });
         }
-        // A never-started process too (queued behind us on one worker is not
-        // guaranteed, so just spawn and return).
         let _ = hoare::spawn({
             let d = d.clone();
             move || drop(Bump(d))
         });
-        while d.load(Ordering::SeqCst) < 1 {
+        // Wait until every process has started (so each holds its `Bump` on its
+        // stack and is blocked) and the last one has finished: under load some
+        // could otherwise still be queued, never having made their `Bump`.
+        while started.load(Ordering::SeqCst) < 1000 || d.load(Ordering::SeqCst) < 1 {
             hoare::yield_now();
         }
     });
