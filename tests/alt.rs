@@ -134,15 +134,16 @@ fn dining_philosophers_all_workers() {
 }
 
 /// Four writers, each always ready on its own channel: a fair alt serves them all
-/// about equally; a pri alt serves the first almost always. (The reader yields now
-/// and then: it never blocks, and a cooperative worker would otherwise not run the
-/// writers it woke when the other workers' threads get no CPU, as happens when the
-/// test harness runs many runtimes at once.)
+/// about equally; a pri alt serves the first almost always. One worker, and the
+/// reader yields after every alt so the writer it released re-sends: then every
+/// guard is ready at every alt, whatever the OS does with other threads (a reader
+/// that never blocks on a busy machine otherwise decides who is ready, not the
+/// policy).
 #[test]
 fn fair_alt_does_not_starve_under_sustained_load() {
     const W: usize = 4;
     const ALTS: usize = 40_000;
-    let (fair_counts, pri_first) = rt().run(|| {
+    let (fair_counts, pri_first) = Runtime::builder().workers(1).build().run(|| {
         let mut rxs = Vec::new();
         let mut hs = Vec::new();
         for i in 0..W {
@@ -153,10 +154,8 @@ fn fair_alt_does_not_starve_under_sustained_load() {
         let [a, b, c, d] = [&rxs[0], &rxs[1], &rxs[2], &rxs[3]];
         let mut fair = Fair::new();
         let mut counts = [0usize; W];
-        for n in 0..ALTS {
-            if n % 8 == 0 {
-                hoare::yield_now();
-            }
+        for _ in 0..ALTS {
+            hoare::yield_now();
             let i = fair_alt! { fair;
                 recv(a) -> v => v.unwrap(),
                 recv(b) -> v => v.unwrap(),
@@ -166,10 +165,8 @@ fn fair_alt_does_not_starve_under_sustained_load() {
             counts[i] += 1;
         }
         let mut first = 0;
-        for n in 0..ALTS {
-            if n % 8 == 0 {
-                hoare::yield_now();
-            }
+        for _ in 0..ALTS {
+            hoare::yield_now();
             let i = alt! {
                 recv(a) -> v => v.unwrap(),
                 recv(b) -> v => v.unwrap(),
@@ -186,13 +183,13 @@ fn fair_alt_does_not_starve_under_sustained_load() {
     });
     for c in fair_counts {
         assert!(
-            c >= ALTS / W / 4,
+            c >= ALTS / W / 2,
             "fair alt starved a writer: {fair_counts:?}"
         );
     }
     assert!(
-        pri_first > 0,
-        "pri served the first writer {pri_first} times"
+        pri_first > ALTS / 2,
+        "pri served the first writer only {pri_first} times of {ALTS}"
     );
 }
 
