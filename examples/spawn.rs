@@ -1,10 +1,23 @@
-//! Spawn benchmark: spawn P processes that all block on a gate, measure the spawn
-//! cost and the resident memory per blocked process, then open the gate and join.
+//! Spawn benchmark, the same measure as `benches/go/cmd/spawn`: spawn P processes
+//! that each signal "started" and block on a shared gate, wait until all have
+//! started, then open the gate and wait until all are done.
+//!
+//! 1. `rss0` = resident memory before.
+//! 2. Clock starts. Spawn P processes; each counts itself started (the last one
+//!    to start opens the root's `started` gate) and blocks on the `release` gate.
+//!    The root waits until all P have started.
+//! 3. Clock pauses. `rss1` = resident memory while all P are blocked.
+//! 4. Clock resumes. The root opens `release`, waking all P; each counts itself
+//!    done (the last one opens the root's `done` gate), which the root waits on
+//!    (the join). Clock stops.
+//!
+//! `ns_per_spawn` = (time of step 2 + time of step 4) / P and
+//! `bytes_per_proc` = (rss1 - rss0) / P, as in Go.
 //!
 //! `cargo run --release --example spawn -- --workers 1 --procs 1000000`
 //!
 //! The last line is machine-readable:
-//! `bench=spawn workers=N procs=P ns_per_spawn=X bytes_per_proc=Y`.
+//! `bench=spawn workers=N procs=P spawn_ms=S join_ms=J ns_per_spawn=X bytes_per_proc=Y`.
 
 use hoare::core::waiter::Waiter;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -44,6 +57,37 @@ impl Gate {
     }
 }
 
+/// Counts `n` arrivals; the last one opens the gate (a Go `sync.WaitGroup`).
+struct Countdown {
+    left: AtomicUsize,
+    gate: Gate,
+}
+
+impl Countdown {
+    fn new(n: usize) -> Self {
+        Self {
+            left: AtomicUsize::new(n),
+            gate: Gate::default(),
+        }
+    }
+
+    fn done(&self) {
+        if self.left.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.gate.open();
+        }
+    }
+
+    fn wait(&self) {
+        self.gate.wait();
+    }
+}
+
+struct Shared {
+    started: Countdown,
+    release: Gate,
+    done: Countdown,
+}
+
 fn rss_bytes() -> usize {
     let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     s.lines()
@@ -61,44 +105,63 @@ fn arg(args: &[String], name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let workers = arg(&args, "--workers", hoare::default_workers());
-    let procs = arg(&args, "--procs", 100_000);
+    let procs = arg(&args, "--procs", 100_000).max(1);
     let rt = hoare::Runtime::builder().workers(workers).build();
-    let (ns, bytes) = rt.run(move || {
-        let gate = Arc::new(Gate::default());
-        let blocked = Arc::new(AtomicUsize::new(0));
-        let before = rss_bytes();
+    let (spawn_t, join_t, rss0, rss1, rss2) = rt.run(move || {
+        let sh = Arc::new(Shared {
+            started: Countdown::new(procs),
+            release: Gate::default(),
+            done: Countdown::new(procs),
+        });
+        let rss0 = rss_bytes();
+
         let t0 = Instant::now();
-        let mut hs = Vec::with_capacity(procs);
         for _ in 0..procs {
-            let gate = gate.clone();
-            let blocked = blocked.clone();
-            hs.push(hoare::spawn(move || {
-                blocked.fetch_add(1, Ordering::Relaxed);
-                gate.wait();
+            let sh = sh.clone();
+            // Detached: the `done` countdown is the join, as in Go.
+            drop(hoare::spawn(move || {
+                sh.started.done();
+                sh.release.wait();
+                sh.done.done();
             }));
         }
-        let spawn_time = t0.elapsed();
-        while blocked.load(Ordering::Relaxed) < procs {
-            hoare::sleep_for(Duration::from_millis(1));
-        }
-        let during = rss_bytes();
-        let all_blocked = t0.elapsed();
-        gate.open();
-        for h in hs {
-            h.join().unwrap();
-        }
-        let total = t0.elapsed();
-        let ns = spawn_time.as_nanos() as f64 / procs as f64;
-        let bytes = during.saturating_sub(before) as f64 / procs as f64;
-        println!(
-            "spawned {procs} in {spawn_time:?} ({ns:.1} ns/spawn); all blocked after {all_blocked:?}; \
-             released and joined after {total:?}"
-        );
-        println!("resident: {before} B before, {during} B while blocked ({bytes:.0} B/process)");
-        (ns, bytes)
+        sh.started.wait();
+        let spawn_t = t0.elapsed();
+
+        let rss1 = rss_bytes();
+
+        let t1 = Instant::now();
+        sh.release.open();
+        sh.done.wait();
+        let join_t = t1.elapsed();
+
+        // Outside the clock: resident memory once all have finished (finished
+        // processes' stacks beyond the pool's resident cache go back to the OS).
+        hoare::yield_now();
+        let rss2 = rss_bytes();
+        (spawn_t, join_t, rss0, rss1, rss2)
     });
-    println!("bench=spawn workers={workers} procs={procs} ns_per_spawn={ns:.1} bytes_per_proc={bytes:.0}");
+    let ns = (spawn_t + join_t).as_nanos() as f64 / procs as f64;
+    let bytes = rss1.saturating_sub(rss0) as f64 / procs as f64;
+    println!(
+        "spawned {procs}, all started and blocked after {spawn_t:?}; released and done after \
+         {join_t:?}"
+    );
+    println!(
+        "resident: {rss0} B before, {rss1} B while blocked ({bytes:.0} B/process), {rss2} B after \
+         all finished"
+    );
+    println!(
+        "bench=spawn workers={workers} procs={procs} spawn_ms={:.3} join_ms={:.3} \
+         ns_per_spawn={ns:.1} bytes_per_proc={bytes:.0}",
+        ms(spawn_t),
+        ms(join_t)
+    );
 }

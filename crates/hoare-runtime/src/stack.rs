@@ -69,7 +69,12 @@ struct Slab {
 unsafe impl Send for Slab {}
 
 struct Inner {
+    /// Free slots whose pages may still be resident (at most `KEEP_RESIDENT`);
+    /// handed out first.
     free: Vec<usize>,
+    /// Free slots whose memory went back to the OS (guards kept); handed out
+    /// before new slots are carved.
+    released: Vec<usize>,
     slabs: Vec<Slab>,
 }
 
@@ -96,6 +101,7 @@ impl Pool {
             per_slab: (SLAB_BYTES / slot).clamp(8, 4096),
             inner: Mutex::new(Inner {
                 free: Vec::new(),
+                released: Vec::new(),
                 slabs: Vec::new(),
             }),
         }
@@ -120,6 +126,10 @@ impl Pool {
         let at = g.free.len() - take;
         out.extend(g.free.drain(at..));
         let mut missing = n - take;
+        let take = missing.min(g.released.len());
+        let at = g.released.len() - take;
+        out.extend(g.released.drain(at..));
+        missing -= take;
         while missing > 0 {
             if g.slabs.last().is_none_or(|s| s.carved == self.per_slab) {
                 let slab = self.new_slab();
@@ -140,24 +150,42 @@ impl Pool {
         }
     }
 
-    /// Gives `slots` back; beyond `KEEP_RESIDENT` free slots their memory goes back
-    /// to the OS (the guard stays).
+    /// Gives `slots` back. Up to `KEEP_RESIDENT` free slots keep their memory; the
+    /// memory of the others goes back to the OS (their guards stay), in as few
+    /// system calls as possible: adjacent slots are advised as one range (a guard
+    /// page inside such a range keeps its guard: `MADV_DONTNEED` leaves guard
+    /// markers and `PROT_NONE` alike), and the ranges go to the kernel in batches
+    /// of `IOV_MAX` per `process_madvise` where it allows that. The system calls run
+    /// outside the pool's lock, before the slots become visible to `alloc_batch`.
     pub(crate) fn free_batch(&self, slots: impl Iterator<Item = usize>) {
-        let mut g = self.lock();
-        for s in slots {
-            if g.free.len() >= KEEP_RESIDENT {
-                // SAFETY: the slot's usable range and header belong to this pool and
-                // no process uses them any more.
-                unsafe {
-                    libc::madvise(
-                        (s + GUARD) as *mut libc::c_void,
-                        self.slot - GUARD,
-                        libc::MADV_DONTNEED,
-                    );
+        let mut rest = Vec::new();
+        {
+            let mut g = self.lock();
+            for s in slots {
+                if g.free.len() < KEEP_RESIDENT {
+                    g.free.push(s);
+                } else {
+                    rest.push(s);
                 }
             }
-            g.free.push(s);
         }
+        if rest.is_empty() {
+            return;
+        }
+        rest.sort_unstable();
+        let mut ranges: Vec<(usize, usize)> = Vec::new();
+        for &s in &rest {
+            match ranges.last_mut() {
+                // `s` starts where the previous range's last slot ends.
+                Some((start, len)) if *start + *len == s => *len += self.slot,
+                _ => ranges.push((s + GUARD, self.slot - GUARD)),
+            }
+        }
+        // SAFETY: the ranges are the usable memory and headers of slots of this
+        // pool that were given back (no process uses them) and that no other
+        // party can take before we push them to `released` below.
+        unsafe { release_ranges(&ranges) };
+        self.lock().released.extend(rest);
     }
 
     fn new_slab(&self) -> Slab {
@@ -230,37 +258,71 @@ fn self_pidfd() -> libc::c_int {
     })
 }
 
-/// Applies `advice` to the page at `first + k * stride` for each `k < n`, batching
-/// the ranges into few `process_madvise` calls (Linux 6.13+ accepts any advice for
-/// the calling process). Returns whether every range was advised; on `false` the
-/// caller falls back to one `madvise` per page (all our advice is idempotent).
-fn madvise_strided(first: usize, stride: usize, n: usize, advice: libc::c_int) -> bool {
-    static BROKEN: AtomicBool = AtomicBool::new(false);
+/// Applies `advice` to every `(address, length)` range, batching the ranges into
+/// few `process_madvise` calls (Linux 6.13+ accepts any advice for the calling
+/// process). Returns whether every range was advised; on `false` the caller falls
+/// back to one `madvise` per range (all our advice is idempotent). `broken`
+/// remembers, per kind of advice, that the kernel refused the call.
+///
+/// # Safety
+/// Applying `advice` to the ranges must be sound (as for `madvise`).
+unsafe fn process_madvise_all(
+    ranges: &[(usize, usize)],
+    advice: libc::c_int,
+    broken: &AtomicBool,
+) -> bool {
     let fd = self_pidfd();
-    if fd < 0 || BROKEN.load(Ordering::Relaxed) {
+    if fd < 0 || broken.load(Ordering::Relaxed) {
         return false;
     }
-    let mut iov: Vec<libc::iovec> = Vec::with_capacity(n.min(IOV_MAX));
-    let mut k = 0;
-    while k < n {
-        let m = (n - k).min(IOV_MAX);
+    let mut iov: Vec<libc::iovec> = Vec::with_capacity(ranges.len().min(IOV_MAX));
+    for chunk in ranges.chunks(IOV_MAX) {
         iov.clear();
-        iov.extend((k..k + m).map(|i| libc::iovec {
-            iov_base: (first + i * stride) as *mut libc::c_void,
-            iov_len: PAGE,
+        iov.extend(chunk.iter().map(|&(a, len)| libc::iovec {
+            iov_base: a as *mut libc::c_void,
+            iov_len: len,
         }));
-        // SAFETY: every range is one page of a mapping this pool owns; the iovec
-        // array is valid for `m` entries.
-        let r = unsafe { libc::syscall(libc::SYS_process_madvise, fd, iov.as_ptr(), m, advice, 0) };
-        if r != (m * PAGE) as libc::c_long {
+        let total: usize = chunk.iter().map(|&(_, len)| len).sum();
+        // SAFETY: the caller vouches for the advice on every range; the iovec
+        // array is valid for `iov.len()` entries.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_process_madvise,
+                fd,
+                iov.as_ptr(),
+                iov.len(),
+                advice,
+                0,
+            )
+        };
+        if r != total as libc::c_long {
             if r < 0 {
-                BROKEN.store(true, Ordering::Relaxed);
+                broken.store(true, Ordering::Relaxed);
             }
             return false;
         }
-        k += m;
     }
     true
+}
+
+/// Gives the memory of `ranges` back to the OS (`MADV_DONTNEED`): a batched
+/// `process_madvise` (measured on the 2-core VM with 100,000 slots, one resident
+/// page each: 0.65 µs per slot against 1.25 µs with one `madvise` each; 0.09 µs
+/// when 128 adjacent slots form one range), else one `madvise` per range.
+///
+/// # Safety
+/// Every range lies inside a slab and nobody uses its memory (it reads back as
+/// zeros afterwards).
+unsafe fn release_ranges(ranges: &[(usize, usize)]) {
+    static BROKEN: AtomicBool = AtomicBool::new(false);
+    // SAFETY: per our contract the ranges' contents may be discarded.
+    if unsafe { process_madvise_all(ranges, libc::MADV_DONTNEED, &BROKEN) } {
+        return;
+    }
+    for &(a, len) in ranges {
+        // SAFETY: as above.
+        unsafe { libc::madvise(a as *mut libc::c_void, len, libc::MADV_DONTNEED) };
+    }
 }
 
 /// Installs a guard page at the start of each of `n` slots of `slot` bytes: in
@@ -269,7 +331,11 @@ fn madvise_strided(first: usize, stride: usize, n: usize, advice: libc::c_int) -
 /// `madvise` each), else one `madvise` (or `mprotect`) per slot.
 fn install_guards(base: usize, slot: usize, n: usize) {
     if GUARD_MODE.load(Ordering::Relaxed) != 2 {
-        if madvise_strided(base, slot, n, MADV_GUARD_INSTALL) {
+        static BROKEN: AtomicBool = AtomicBool::new(false);
+        let ranges: Vec<(usize, usize)> = (0..n).map(|k| (base + k * slot, GUARD)).collect();
+        // SAFETY: each range is the first page of a slot of a mapping we own, not
+        // in use yet; a guard over it is what the slot layout expects.
+        if unsafe { process_madvise_all(&ranges, MADV_GUARD_INSTALL, &BROKEN) } {
             GUARD_MODE.store(1, Ordering::Relaxed);
             return;
         }
