@@ -5,9 +5,10 @@
 // line l has y = -1.3 + l*(2.6/D); along a line x starts at -2.1 and grows by
 // 3.1/D per point (accumulated, as in the thesis). A point iterates
 // z = z^2 + c from z = 0 while |z|^2 < 4 and count < maxiter, and its value
-// is count/maxiter as a float64. A line is a packet {line, []float64 of D},
-// sent over an unbuffered channel to the consumer (the main goroutine), which
-// stores it at its index.
+// is count/maxiter as a float64; a line's points are iterated two at a time
+// (see escapePair), as in the Rust port. A line is a packet {line, []float64
+// of D}, sent over an unbuffered channel to the consumer (the main
+// goroutine), which stores it at its index.
 //
 //   - -mode workers: hard-coded number of workers (ProXC++'s "optimal"
 //     distribution): a producer goroutine sends the line indices 0..D-1 on one
@@ -44,23 +45,61 @@ type packet struct {
 	values []float64
 }
 
+// escapeFrom iterates z = z^2 + c for c = x + iy from z = x1 + iy1, count
+// iterations already done, while |z|^2 < 4, up to maxIter iterations in all,
+// and returns the count. From z = 0 and count 0 it is the escape time of c.
+func escapeFrom(x1, y1, x, y float64, count, maxIter int) int {
+	for count < maxIter && float64(x1*x1)+float64(y1*y1) < 4.0 {
+		count++
+		x1n := float64(x1*x1) - float64(y1*y1) + x
+		y1 = float64(2.0*x1*y1) + y
+		x1 = x1n
+	}
+	return count
+}
+
+// escapePair returns the escape times of two points of one line, xa + iy and
+// xb + iy, each exactly as escapeFrom computes it from z = 0. The two points'
+// chains of dependent multiplies and adds are independent, so stepping both
+// in one loop overlaps their latencies. When either escapes (or maxIter is
+// reached) the loop ends and each point finishes on its own. The Rust port
+// has the same structure.
+func escapePair(xa, xb, y float64, maxIter int) (int, int) {
+	ax, ay, bx, by := 0.0, 0.0, 0.0, 0.0
+	count := 0
+	for ; count < maxIter; count++ {
+		ax2, ay2, bx2, by2 := float64(ax*ax), float64(ay*ay), float64(bx*bx), float64(by*by)
+		if !(ax2+ay2 < 4.0 && bx2+by2 < 4.0) {
+			break
+		}
+		axn := ax2 - ay2 + xa
+		ay = float64(2.0*ax*ay) + y
+		ax = axn
+		bxn := bx2 - by2 + xb
+		by = float64(2.0*bx*by) + y
+		bx = bxn
+	}
+	return escapeFrom(ax, ay, xa, y, count, maxIter), escapeFrom(bx, by, xb, y, count, maxIter)
+}
+
 func computeLine(line, dim, maxIter int) packet {
 	dx := (xMax - xMin) / float64(dim)
 	dy := (yMax - yMin) / float64(dim)
 	p := packet{line, make([]float64, dim)}
 	y := yMin + float64(line)*dy
+	iters := float64(maxIter)
 	x := xMin
-	for col := 0; col < dim; col++ {
-		x1, y1 := 0.0, 0.0
-		count := 0
-		for count < maxIter && float64(x1*x1)+float64(y1*y1) < 4.0 {
-			count++
-			x1n := float64(x1*x1) - float64(y1*y1) + x
-			y1 = float64(2.0*x1*y1) + y
-			x1 = x1n
-		}
-		p.values[col] = float64(count) / float64(maxIter)
-		x += dx
+	// Points two at a time (x still accumulated one step at a time).
+	col := 0
+	for ; col+1 < dim; col += 2 {
+		xb := x + dx
+		a, b := escapePair(x, xb, y, maxIter)
+		p.values[col] = float64(a) / iters
+		p.values[col+1] = float64(b) / iters
+		x = xb + dx
+	}
+	if col < dim {
+		p.values[col] = float64(escapeFrom(0, 0, x, y, 0, maxIter)) / iters
 	}
 	return p
 }
