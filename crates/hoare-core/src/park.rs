@@ -74,6 +74,50 @@ pub trait Park {
     fn park_until(&self, deadline: Instant) -> bool;
     /// The unparker that wakes this party.
     fn unparker(&self) -> Unparker;
+
+    /// Parks like [`park`](Park::park), calling `release(data)` once the party can
+    /// no longer be resumed by anyone but its unparker: a process calls it on its
+    /// worker after switching off its stack, a thread before it parks.
+    ///
+    /// This lets a party hold a lock across its switch (Go's `gopark` with an
+    /// unlock function): whoever must take that lock before it can unpark the party
+    /// finds it already parked, so the runtime parks it with plain stores instead
+    /// of a compare-and-swap against a racing unpark.
+    ///
+    /// # Safety
+    /// `release(data)` must be sound to call once, from another thread, while this
+    /// party is suspended, and must not touch the party's stack after it returns
+    /// (or after the store that lets others resume it). No unpark of this park may
+    /// happen before `release` has begun: every party that can unpark it must first
+    /// take what `release` lets go of.
+    unsafe fn park_releasing(&self, release: unsafe fn(*mut ()), data: *mut ()) {
+        // SAFETY: the caller's contract; a thread's token keeps an unpark that comes
+        // between the release and the park.
+        unsafe { release(data) };
+        self.park();
+    }
+}
+
+/// Parks the current party with `p` while holding `guard`, which is dropped (on
+/// the worker, for a process) once the party is parked: see
+/// [`Park::park_releasing`].
+///
+/// # Safety
+/// No unpark of this park may happen before `guard` is dropped: every party that
+/// can unpark the caller must first take the lock `guard` holds.
+#[inline(always)]
+pub unsafe fn park_releasing<G>(p: &dyn Park, guard: G) {
+    unsafe fn drop_guard<G>(data: *mut ()) {
+        // SAFETY: `data` is the `Option<G>` below, on the parked party's stack,
+        // which stays put while it is parked. `take` moves the guard into this
+        // frame before it is dropped, so the release store that lets the party be
+        // resumed is the last access to the party's stack.
+        drop(unsafe { (*(data as *mut Option<G>)).take() });
+    }
+    let mut slot = Some(guard);
+    // SAFETY: `drop_guard::<G>` matches `slot`'s type; the caller guarantees that no
+    // unpark comes before the guard is dropped.
+    unsafe { p.park_releasing(drop_guard::<G>, &mut slot as *mut Option<G> as *mut ()) };
 }
 
 #[cfg(not(loom))]

@@ -67,6 +67,100 @@ fn idle_last_searcher_rechecks() {
     });
 }
 
+/// Catches a weak notification that misses a deep sleeper: `notify_weak` (a lone
+/// task displaced on a busy worker) must wake a worker that registered as a deep
+/// sleeper, or that worker's re-check must see the work. (Breaking it: make
+/// `notify_weak` test the light-sleeper bits instead of the deep ones, and loom
+/// reports the worker asleep forever.)
+#[test]
+fn idle_weak_notify_wakes_deep_sleeper() {
+    loom::model(|| {
+        let idle = Arc::new(Idle::new(2));
+        let work = Arc::new(AtomicUsize::new(0));
+        let (i2, w2) = (idle.clone(), work.clone());
+        let t = thread::spawn(move || worker_until_work(&i2, &w2, false));
+        work.store(1, Ordering::SeqCst);
+        idle.notify_weak();
+        t.join().unwrap();
+    });
+}
+
+/// Catches a strong notification that misses a light sleeper: a worker that chose
+/// to sleep lightly (under loom its timeout never fires) must still be woken by
+/// `notify_one`. (Breaking it: make `notify_one` look at deep sleepers only, or
+/// `make_light` forget to move the worker between the counts, and loom reports a
+/// deadlock.)
+#[test]
+fn idle_notify_one_wakes_light_sleeper() {
+    loom::model(|| {
+        let idle = Arc::new(Idle::new(2));
+        let work = Arc::new(AtomicUsize::new(0));
+        let (i2, w2) = (idle.clone(), work.clone());
+        let t = thread::spawn(move || {
+            let mut searching = false;
+            loop {
+                if take(&w2) {
+                    if searching {
+                        i2.end_search();
+                    }
+                    return;
+                }
+                i2.prepare_sleep(0, searching);
+                if take(&w2) {
+                    if i2.cancel_sleep(0) {
+                        i2.end_search();
+                    }
+                    return;
+                }
+                i2.make_light(0);
+                searching = i2.sleep(0, Some(std::time::Duration::from_micros(50)));
+            }
+        });
+        work.store(1, Ordering::SeqCst);
+        idle.notify_one();
+        t.join().unwrap();
+    });
+}
+
+/// Catches a lost wake-up in `Park::park_releasing` for processes: the worker parks
+/// the process with plain stores (`park_sole_uncontended`) while the process still
+/// holds the channel lock, and only then releases it, so the unparker, who must
+/// take that lock to find the waiter, always finds the process parked. (Breaking
+/// it: release the lock before `park_sole_uncontended`, and loom finds the unpark
+/// landing between its load and store: nobody runs the process.)
+#[test]
+fn park_releasing_parks_before_the_unlock() {
+    loom::model(|| {
+        let st = Arc::new(ProcState::new());
+        let registered = Arc::new(Mutex::new(false));
+        let runs = Arc::new(AtomicUsize::new(0));
+        let (s2, g2, r2) = (st.clone(), registered.clone(), runs.clone());
+        let worker = thread::spawn(move || {
+            // The process registers its waiter under the lock and switches out ...
+            let mut g = g2.lock().unwrap();
+            *g = true;
+            // ... and the worker parks it, then releases the lock for it.
+            let parked = s2.park_sole_uncontended();
+            drop(g);
+            if !parked {
+                r2.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        // The partner finds the waiter under the lock, then unparks.
+        loop {
+            if *registered.lock().unwrap() {
+                break;
+            }
+            thread::yield_now();
+        }
+        if st.unpark() {
+            runs.fetch_add(1, Ordering::SeqCst);
+        }
+        worker.join().unwrap();
+        assert_eq!(runs.load(Ordering::SeqCst), 1);
+    });
+}
+
 /// Catches a double run or a lost wake-up when an unpark races the worker's
 /// post-switch `try_park`: exactly one of them must end up running the process
 /// (the worker when a token was already there, else the unparker).

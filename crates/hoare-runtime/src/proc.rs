@@ -19,6 +19,9 @@ pub(crate) enum Req {
     Park,
     /// Park until unparked or the deadline passes.
     ParkUntil(Instant),
+    /// Park, then call the function with the data on the worker (see
+    /// `Park::park_releasing`).
+    ParkRelease(unsafe fn(*mut ()), *mut ()),
 }
 
 pub(crate) type Coro = Coroutine<(), Req, (), SlotStack>;
@@ -130,6 +133,12 @@ impl Park for Proc {
             self.cancel_timer();
             true
         }
+    }
+
+    unsafe fn park_releasing(&self, release: unsafe fn(*mut ()), data: *mut ()) {
+        // The worker parks us and then calls `release` (see `WorkerLocal::run_one`);
+        // as with `park`, it resumes us only after our one unpark.
+        self.suspend(Req::ParkRelease(release, data));
     }
 
     fn unparker(&self) -> Unparker {

@@ -11,7 +11,7 @@ use std::cell::{Cell, UnsafeCell};
 use std::collections::BTreeMap;
 use std::mem::MaybeUninit;
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -39,6 +39,17 @@ impl Task {
 const NO_TIMER: u64 = u64::MAX;
 /// Steal rounds a searching worker makes before it sleeps.
 const SPIN_ROUNDS: usize = 32;
+/// A lone task queued on a busy worker is left to it unless that worker has run no
+/// process for this long (it is stuck in a long one). Stealing sooner would split a
+/// group of communicating processes across cores for every hand-off (Go waits ~3 µs
+/// before stealing a running P's runnext for the same reason).
+const GRACE: Duration = Duration::from_micros(5);
+/// First and longest nap of a worker that sleeps lightly, watching such a task.
+const NAP_MIN: Duration = Duration::from_micros(50);
+const NAP_MAX: Duration = Duration::from_micros(500);
+/// After this many processes run in a row from the next slot, a non-empty queue
+/// goes first (two processes handing off to each other must not starve it).
+const MAX_STREAK: u32 = 32;
 /// Every this many runs a worker looks at the global queue first (fairness).
 const GLOBAL_CHECK: u32 = 61;
 /// Slots a worker keeps in its local stack cache.
@@ -70,6 +81,9 @@ pub(crate) struct WorkerShared {
     /// Processes spawned minus processes finished on this worker (only this worker
     /// writes it, so a plain load and store suffice; summed at shutdown).
     live: AtomicI64,
+    /// Processes this worker has run (wrapping; only it writes): thieves read it to
+    /// tell a busy worker from a stuck one (see `GRACE`).
+    ticks: AtomicU32,
 }
 
 /// What every worker of a runtime shares.
@@ -107,6 +121,15 @@ pub(crate) struct WorkerLocal {
     free: UnsafeCell<Vec<usize>>,
     ids: Cell<(u64, u64)>,
     tick: Cell<u32>,
+    /// Processes run in a row from the next slot (see `MAX_STREAK`).
+    streak: Cell<u32>,
+    /// Per other worker: its `ticks` when this worker first saw it holding a lone
+    /// task, and when (see `stalled`).
+    watch: UnsafeCell<Vec<Option<(u32, Instant)>>>,
+    /// The last search left a lone task on a busy worker alone (sleep lightly).
+    saw_pending: Cell<bool>,
+    /// How long the next light sleep lasts.
+    nap: Cell<Duration>,
     /// The runtime has only this worker: nobody steals from its next slot.
     solo: bool,
 }
@@ -283,7 +306,19 @@ impl WorkerLocal {
         if !old.is_null() {
             // SAFETY: a non-null next slot holds a task we just took over.
             self.push_back(unsafe { Task::from_ptr(old) });
-            self.shared().idle.notify_one();
+            self.notify_queued();
+        }
+    }
+
+    /// After queueing a task: a lone one wakes only a deep sleeper (a light one
+    /// watches already, see `GRACE`); more wake anyone.
+    #[inline]
+    fn notify_queued(&self) {
+        let idle = &self.shared().idle;
+        if self.queue.len() >= 2 {
+            idle.notify_one();
+        } else {
+            idle.notify_weak();
         }
     }
 
@@ -435,10 +470,18 @@ impl WorkerLocal {
                 return Some(t);
             }
         }
-        if let Some(t) = self.take_next(self.index) {
-            return Some(t);
+        let streak = self.streak.get();
+        if streak < MAX_STREAK || self.queue.is_empty() {
+            if let Some(t) = self.take_next(self.index) {
+                self.streak.set(streak + 1);
+                return Some(t);
+            }
         }
         if let Some(t) = self.queue.pop() {
+            self.streak.set(0);
+            return Some(t);
+        }
+        if let Some(t) = self.take_next(self.index) {
             return Some(t);
         }
         // SAFETY: `yielded` is only touched by this worker's thread, never reentrantly.
@@ -460,6 +503,14 @@ impl WorkerLocal {
             if v == self.index {
                 continue;
             }
+            match sh.workers[v].stealer.len() {
+                0 => continue,
+                1 if !self.stalled(v) => {
+                    self.saw_pending.set(true);
+                    continue;
+                }
+                _ => {}
+            }
             loop {
                 match sh.workers[v].stealer.steal_batch_and_pop(&self.queue) {
                     Steal::Success(t) => return Some(t),
@@ -473,7 +524,11 @@ impl WorkerLocal {
         }
         for k in 1..n {
             let v = (self.index + start + k) % n;
-            if v == self.index {
+            if v == self.index || sh.workers[v].next.load(Ordering::Relaxed).is_null() {
+                continue;
+            }
+            if !self.stalled(v) {
+                self.saw_pending.set(true);
                 continue;
             }
             if let Some(t) = self.take_next(v) {
@@ -494,6 +549,21 @@ impl WorkerLocal {
             }
         }
         None
+    }
+
+    /// Whether worker `v` has run no process for `GRACE` since this worker first saw
+    /// it holding work (then that work is stuck behind a long-running process).
+    fn stalled(&self, v: usize) -> bool {
+        let ticks = self.shared().workers[v].ticks.load(Ordering::Relaxed);
+        // SAFETY: `watch` is only touched by this worker's thread, never reentrantly.
+        let w = unsafe { &mut (&mut *self.watch.get())[v] };
+        match *w {
+            Some((seen, since)) if seen == ticks => since.elapsed() >= GRACE,
+            _ => {
+                *w = Some((ticks, Instant::now()));
+                false
+            }
+        }
     }
 
     fn find_any(&self) -> Option<Task> {
@@ -553,7 +623,9 @@ impl WorkerLocal {
                 }
             }
             sh.idle.prepare_sleep(self.index, searching);
+            self.saw_pending.set(false);
             if let Some(t) = self.find_any() {
+                self.nap.set(NAP_MIN);
                 searching = sh.idle.cancel_sleep(self.index);
                 if searching {
                     searching = false;
@@ -569,7 +641,18 @@ impl WorkerLocal {
                 sh.idle.cancel_sleep(self.index);
                 break;
             }
-            searching = sh.idle.sleep(self.index, self.sleep_timeout());
+            let mut timeout = self.sleep_timeout();
+            if self.saw_pending.get() {
+                // Work is waiting on a busy worker: look again after a nap (longer
+                // each time that worker keeps up by itself).
+                sh.idle.make_light(self.index);
+                let nap = self.nap.get();
+                self.nap.set((nap * 2).min(NAP_MAX));
+                timeout = Some(timeout.map_or(nap, |t| t.min(nap)));
+            } else {
+                self.nap.set(NAP_MIN);
+            }
+            searching = sh.idle.sleep(self.index, timeout);
         }
         // Give our stack cache back so the shutdown sweep sees one pool.
         // SAFETY: as in `take_slot`.
@@ -586,7 +669,14 @@ impl WorkerLocal {
     /// The caller holds `t`.
     unsafe fn run(&self, mut t: Task) {
         let sh = self.shared();
+        let ticks = &sh.workers[self.index].ticks;
         loop {
+            if !self.solo {
+                ticks.store(
+                    ticks.load(Ordering::Relaxed).wrapping_add(1),
+                    Ordering::Relaxed,
+                );
+            }
             // SAFETY: we hold `t` (the caller's, or one `find_local` gave us).
             unsafe { self.run_one(t) };
             if sh.shutdown.load(Ordering::Relaxed) {
@@ -634,7 +724,7 @@ impl WorkerLocal {
                     let sh = self.shared();
                     if sh.idle.others_idle() {
                         self.push_back(t);
-                        sh.idle.notify_one();
+                        self.notify_queued();
                     } else {
                         // SAFETY: as in `find_local`.
                         unsafe { (*self.yielded.get()).push_back(t) };
@@ -648,6 +738,20 @@ impl WorkerLocal {
                     true => return,
                     false => continue,
                 },
+                // The process holds a lock every unparker must take, so nobody can
+                // race this park: plain stores, then the release publishes them.
+                CoroutineResult::Yield(Req::ParkRelease(release, data)) => {
+                    let parked = proc.state.park_sole_uncontended();
+                    // SAFETY: `Park::park_releasing`'s contract: called once, while
+                    // the process is suspended; it does not touch the process's
+                    // stack after the store that lets others resume it.
+                    unsafe { release(data) };
+                    match parked {
+                        // From the release on someone else owns it: do not touch it.
+                        true => return,
+                        false => continue,
+                    }
+                }
                 CoroutineResult::Yield(Req::ParkUntil(d)) => {
                     let sh = self.shared();
                     let mut timers = lock(&sh.workers[self.index].timers);
@@ -860,6 +964,7 @@ impl Core {
                     timers: Mutex::new(Timers::default()),
                     earliest: AtomicU64::new(NO_TIMER),
                     live: AtomicI64::new(0),
+                    ticks: AtomicU32::new(0),
                 })
                 .collect(),
             idle: Idle::new(workers),
@@ -968,6 +1073,10 @@ fn worker_thread(shared: Arc<Shared>, index: usize, queue: Worker<Task>) {
         free: UnsafeCell::new(Vec::with_capacity(LOCAL_SLOTS + 1)),
         ids: Cell::new((0, 0)),
         tick: Cell::new(0),
+        streak: Cell::new(0),
+        watch: UnsafeCell::new(vec![None; shared.workers.len()]),
+        saw_pending: Cell::new(false),
+        nap: Cell::new(NAP_MIN),
         solo: shared.workers.len() == 1,
     };
     WORKER.with(|c| c.set(&local));

@@ -85,6 +85,22 @@ impl<T> RawChan<T> {
         out
     }
 
+    /// Waits without a deadline on `waiter`, registered in this channel under `g`,
+    /// releasing `g` only once the party is parked (see
+    /// [`Waiter::wait_releasing`]).
+    ///
+    /// # Safety
+    /// `waiter` was registered under `g` as an exclusive entry: every party that
+    /// can end the wait takes this channel's lock first.
+    #[inline(always)]
+    unsafe fn wait_registered_locked<G>(&self, waiter: &Waiter, g: G) -> Outcome {
+        let guard = UnregisterOnUnwind { chan: self, waiter };
+        // SAFETY: the caller's contract is the one `wait_releasing` needs.
+        let out = unsafe { waiter.wait_releasing(g) };
+        std::mem::forget(guard);
+        out
+    }
+
     pub(crate) fn new(policy: Option<Policy>) -> Self {
         Self {
             flavor: match policy {
@@ -142,8 +158,15 @@ impl<T> RawChan<T> {
         // is exclusive: this party never aborts, and every other party that can end
         // the wait does so under this channel's lock.
         unsafe { g.register_send(Entry::plain(&waiter, &packet, deadline.is_none())) };
-        drop(g);
-        match self.wait_registered(&waiter, deadline) {
+        let out = match deadline {
+            // SAFETY: registered exclusive under `g` just above.
+            None => unsafe { self.wait_registered_locked(&waiter, g) },
+            Some(_) => {
+                drop(g);
+                self.wait_registered(&waiter, deadline)
+            }
+        };
+        match out {
             Outcome::Done {
                 poisoned: false, ..
             } => Ok(()),
@@ -172,8 +195,15 @@ impl<T> RawChan<T> {
         let waiter = Waiter::for_current();
         // SAFETY: as in `send`.
         unsafe { g.register_recv(Entry::plain(&waiter, &packet, deadline.is_none())) };
-        drop(g);
-        match self.wait_registered(&waiter, deadline) {
+        let out = match deadline {
+            // SAFETY: registered exclusive under `g` just above.
+            None => unsafe { self.wait_registered_locked(&waiter, g) },
+            Some(_) => {
+                drop(g);
+                self.wait_registered(&waiter, deadline)
+            }
+        };
+        match out {
             Outcome::Done {
                 poisoned: false, ..
             } => Ok(packet

@@ -8,13 +8,25 @@
 //! caller's re-check, with a `SeqCst` fence between): either it sees the new work or
 //! the producer sees it asleep and wakes it. A searcher that finds work and was the
 //! last one wakes another worker ([`Idle::end_search`]), so a burst of work spreads.
+//!
+//! Sleepers come in two kinds. A *deep* sleeper saw no work anywhere and sleeps until
+//! notified. A *light* sleeper saw work it chose to leave alone (one task queued on a
+//! worker that is busy running short processes and will get to it within
+//! microseconds: stealing it would split a communicating group of processes across
+//! cores) and sleeps with a timeout, after which it looks again. Work that any worker
+//! should take at once ([`Idle::notify_one`]) wakes either kind; a lone displaced
+//! task ([`Idle::notify_weak`]) wakes only a deep sleeper, since a light one is
+//! already watching and will steal it if its worker stops making progress.
 
-use crate::sync::{fence, lock, AtomicUsize, Condvar, Mutex, Ordering};
+use crate::sync::{fence, lock, AtomicU64, Condvar, Mutex, Ordering};
 use std::time::Duration;
 
-const SEARCH_ONE: usize = 1;
-const IDLE_ONE: usize = 1 << 16;
-const SEARCH_MASK: usize = IDLE_ONE - 1;
+const SEARCH_ONE: u64 = 1;
+const SEARCH_MASK: u64 = (1 << 16) - 1;
+const LIGHT_ONE: u64 = 1 << 16;
+const DEEP_ONE: u64 = 1 << 32;
+/// Any sleeper, light or deep.
+const SLEEP_MASK: u64 = !SEARCH_MASK;
 
 /// One worker's sleeping place: a wake flag under a mutex, and a condvar.
 #[derive(Debug, Default)]
@@ -69,19 +81,40 @@ impl Sleeper {
 /// The idle/searching bookkeeping of a runtime's workers.
 #[derive(Debug)]
 pub struct Idle {
-    /// searching count (low 16 bits) | sleeping count (high bits).
-    state: AtomicUsize,
-    sleepers: Mutex<Vec<usize>>,
+    /// searching count (bits 0–15) | light sleepers (16–31) | deep sleepers (32–).
+    state: AtomicU64,
+    sleepers: Mutex<Sleepers>,
     parkers: Box<[Sleeper]>,
+}
+
+/// The registered sleepers, and which of them sleep lightly.
+#[derive(Debug)]
+struct Sleepers {
+    list: Vec<usize>,
+    light: Box<[bool]>,
+}
+
+impl Sleepers {
+    /// The state delta of removing worker `i` as a sleeper.
+    fn one(&self, i: usize) -> u64 {
+        if self.light[i] {
+            LIGHT_ONE
+        } else {
+            DEEP_ONE
+        }
+    }
 }
 
 impl Idle {
     /// Bookkeeping for `workers` workers, all running and none searching.
     pub fn new(workers: usize) -> Self {
-        assert!(workers < SEARCH_MASK);
+        assert!((workers as u64) < SEARCH_MASK);
         Self {
-            state: AtomicUsize::new(0),
-            sleepers: Mutex::new(Vec::with_capacity(workers)),
+            state: AtomicU64::new(0),
+            sleepers: Mutex::new(Sleepers {
+                list: Vec::with_capacity(workers),
+                light: vec![false; workers].into_boxed_slice(),
+            }),
             parkers: (0..workers).map(|_| Sleeper::default()).collect(),
         }
     }
@@ -98,55 +131,71 @@ impl Idle {
         self.parkers.len()
     }
 
-    /// Call after making work any worker may take: wakes a sleeping worker unless a
-    /// worker is searching (it will find the work) or none sleeps.
+    /// Call after making work any worker may take: wakes a sleeping worker (light or
+    /// deep) unless a worker is searching (it will find the work) or none sleeps.
     #[inline]
     pub fn notify_one(&self) {
         fence(Ordering::SeqCst);
         let s = self.state.load(Ordering::SeqCst);
-        if s & SEARCH_MASK != 0 || s < IDLE_ONE {
+        if s & SEARCH_MASK != 0 || s & SLEEP_MASK == 0 {
             return;
         }
-        self.notify_slow(None);
+        self.notify_slow(None, false);
+    }
+
+    /// Call after queueing one task on a busy worker (one displaced from its next
+    /// slot, or a yield): wakes a *deep* sleeper only, unless a worker searches.
+    /// Light sleepers are watching already and take the task if it waits too long.
+    #[inline]
+    pub fn notify_weak(&self) {
+        fence(Ordering::SeqCst);
+        let s = self.state.load(Ordering::SeqCst);
+        if s & SEARCH_MASK != 0 || s < DEEP_ONE {
+            return;
+        }
+        self.notify_slow(None, true);
     }
 
     /// Call after making work only worker `i` may take (a pinned process): wakes it
     /// if it sleeps.
     pub fn notify_worker(&self, i: usize) {
         fence(Ordering::SeqCst);
-        if self.state.load(Ordering::SeqCst) < IDLE_ONE {
+        if self.state.load(Ordering::SeqCst) & SLEEP_MASK == 0 {
             return;
         }
-        self.notify_slow(Some(i));
+        self.notify_slow(Some(i), false);
     }
 
     /// Wakes every sleeping worker (shutdown).
     pub fn notify_all(&self) {
         fence(Ordering::SeqCst);
         let mut sl = lock(&self.sleepers);
-        for i in sl.drain(..) {
+        while let Some(i) = sl.list.pop() {
+            let one = sl.one(i);
             self.state
-                .fetch_add(SEARCH_ONE.wrapping_sub(IDLE_ONE), Ordering::SeqCst);
+                .fetch_add(SEARCH_ONE.wrapping_sub(one), Ordering::SeqCst);
             self.parkers[i].wake();
         }
     }
 
     #[cold]
-    fn notify_slow(&self, target: Option<usize>) {
+    fn notify_slow(&self, target: Option<usize>, deep_only: bool) {
         let mut sl = lock(&self.sleepers);
         let s = self.state.load(Ordering::SeqCst);
         let pos = match target {
-            Some(i) => sl.iter().position(|&w| w == i),
+            Some(i) => sl.list.iter().position(|&w| w == i),
             None if s & SEARCH_MASK != 0 => None,
-            None => sl.len().checked_sub(1),
+            None if deep_only => sl.list.iter().rposition(|&w| !sl.light[w]),
+            None => sl.list.len().checked_sub(1),
         };
         let Some(pos) = pos else { return };
-        let i = sl.swap_remove(pos);
+        let i = sl.list.swap_remove(pos);
+        let one = sl.one(i);
         // The woken worker starts out searching. The flag is set under the sleepers
         // lock so `cancel_sleep`, seeing the worker gone from the list, knows the
         // flag is already up and can consume it.
         self.state
-            .fetch_add(SEARCH_ONE.wrapping_sub(IDLE_ONE), Ordering::SeqCst);
+            .fetch_add(SEARCH_ONE.wrapping_sub(one), Ordering::SeqCst);
         self.parkers[i].wake();
         drop(sl);
     }
@@ -155,7 +204,7 @@ impl Idle {
     /// workers already search (it should go to sleep instead).
     pub fn try_begin_search(&self) -> bool {
         let s = self.state.load(Ordering::SeqCst);
-        if 2 * (s & SEARCH_MASK) >= self.parkers.len() {
+        if 2 * (s & SEARCH_MASK) >= self.parkers.len() as u64 {
             return false;
         }
         self.state.fetch_add(SEARCH_ONE, Ordering::SeqCst);
@@ -171,16 +220,18 @@ impl Idle {
         prev & SEARCH_MASK == 1
     }
 
-    /// Worker `i` registers as a sleeper (stopping its search if `searching`).
-    /// The caller must then re-check every queue and either
-    /// [`cancel_sleep`](Self::cancel_sleep) or [`sleep`](Self::sleep).
+    /// Worker `i` registers as a (deep) sleeper, stopping its search if
+    /// `searching`. The caller must then re-check every queue and either
+    /// [`cancel_sleep`](Self::cancel_sleep) or [`sleep`](Self::sleep) (after
+    /// [`make_light`](Self::make_light) if it left work alone on purpose).
     pub fn prepare_sleep(&self, i: usize, searching: bool) {
         let mut sl = lock(&self.sleepers);
-        sl.push(i);
+        sl.list.push(i);
+        sl.light[i] = false;
         let delta = if searching {
-            IDLE_ONE - SEARCH_ONE
+            DEEP_ONE - SEARCH_ONE
         } else {
-            IDLE_ONE
+            DEEP_ONE
         };
         self.state.fetch_add(delta, Ordering::SeqCst);
         drop(sl);
@@ -189,14 +240,29 @@ impl Idle {
         fence(Ordering::SeqCst);
     }
 
+    /// Worker `i`, registered with [`prepare_sleep`](Self::prepare_sleep), saw work
+    /// it leaves alone for now and will sleep with a timeout: from now on only
+    /// [`notify_one`](Self::notify_one) wakes it, not
+    /// [`notify_weak`](Self::notify_weak). (If a notifier already picked it, this
+    /// does nothing and its sleep returns at once.)
+    pub fn make_light(&self, i: usize) {
+        let mut sl = lock(&self.sleepers);
+        if sl.list.contains(&i) && !sl.light[i] {
+            sl.light[i] = true;
+            self.state
+                .fetch_add(LIGHT_ONE.wrapping_sub(DEEP_ONE), Ordering::SeqCst);
+        }
+    }
+
     /// Worker `i` found work after [`prepare_sleep`](Self::prepare_sleep). Returns
     /// whether it is now searching (a notifier picked it meanwhile and counted it as
     /// a searcher) — the caller then must end that search as usual.
     pub fn cancel_sleep(&self, i: usize) -> bool {
         let mut sl = lock(&self.sleepers);
-        if let Some(pos) = sl.iter().position(|&w| w == i) {
-            sl.swap_remove(pos);
-            self.state.fetch_sub(IDLE_ONE, Ordering::SeqCst);
+        if let Some(pos) = sl.list.iter().position(|&w| w == i) {
+            sl.list.swap_remove(pos);
+            let one = sl.one(i);
+            self.state.fetch_sub(one, Ordering::SeqCst);
             false
         } else {
             // A notifier removed us and set our wake flag (under this lock): consume

@@ -93,6 +93,30 @@ impl ProcState {
         self.park_as(PARKED_SOLE).is_some()
     }
 
+    /// Parks as `PARKED_SOLE` with plain stores, for a park that no unpark can race
+    /// with (see [`crate::park::Park::park_releasing`]: every unparker must first
+    /// take a lock the parking party holds until after this call, whose release
+    /// publishes the store). Returns whether the process is parked; `false` means an
+    /// unpark was pending after all, which is consumed, and the process stays the
+    /// worker's to run.
+    ///
+    /// The caller must guarantee that nothing calls [`unpark`](Self::unpark) or
+    /// [`fire`](Self::fire) on this word until the store is published (a racing
+    /// unpark would be lost).
+    #[inline]
+    pub fn park_sole_uncontended(&self) -> bool {
+        let s = self.0.load(Ordering::Acquire);
+        if s & KIND == RUNNING {
+            let gen = (s >> GEN_SHIFT) + 1;
+            self.0
+                .store((gen << GEN_SHIFT) | PARKED_SOLE, Ordering::Relaxed);
+            return true;
+        }
+        debug_assert_eq!(s & KIND, NOTIFIED);
+        self.0.store(s & !KIND, Ordering::Relaxed);
+        false
+    }
+
     #[inline]
     fn park_as(&self, parked: u64) -> Option<u64> {
         let s = self.0.load(Ordering::Relaxed);
