@@ -356,3 +356,121 @@ fn alting_barrier_between_processes() {
     assert_eq!(completed, ROUNDS as u64);
     assert_eq!(got, sent);
 }
+
+/// `RecvAny` reused across many alts that wait (its entries of earlier waits stay
+/// in the channels' queues until the next wait or the drop): on one worker (where
+/// the reader waits at almost every other alt) and on two, with the same channel
+/// twice in the set, rendezvous and buffered channels, writers that time out and
+/// so meet the set's stale entries, and poison at the end. Every value arrives
+/// once, from the end it was sent on; afterwards the channels can still be used
+/// (the dropped set left nothing behind that a sender could claim).
+#[test]
+fn recv_any_reused_across_waits() {
+    use hoare::{Channel, RecvAny};
+    for workers in [1, 2] {
+        const C: usize = 6;
+        const PER: u64 = 2_000;
+        let rt = Runtime::builder().workers(workers).build();
+        rt.run(|| {
+            let mut txs = Vec::new();
+            let mut rxs = Vec::new();
+            for c in 0..C {
+                let (tx, rx) = if c % 2 == 0 {
+                    Channel::builder().any2one::<u64>()
+                } else {
+                    Channel::builder().bounded(2).any2one::<u64>()
+                };
+                txs.push(tx);
+                rxs.push(rx);
+            }
+            let mut hs = Vec::new();
+            for (c, tx) in txs.iter().enumerate() {
+                let tx = tx.clone();
+                hs.push(hoare::spawn(move || {
+                    let mut sent = 0;
+                    let mut v = 0;
+                    while v < PER {
+                        // Some sends give up and retry: their entries leave while
+                        // the set's stale ones are around.
+                        match tx.send_timeout(c as u64 * PER + v, Duration::from_micros(20)) {
+                            Ok(()) => {
+                                v += 1;
+                                sent += 1;
+                            }
+                            Err(hoare::SendTimeoutError::Timeout(_)) => {}
+                            Err(e) => panic!("{e:?}"),
+                        }
+                    }
+                    sent
+                }));
+            }
+            // Ends 0..C, then end 1 again (one channel twice in the set).
+            let ends: Vec<&Receiver<u64>> = rxs.iter().chain(std::iter::once(&rxs[1])).collect();
+            let mut next = [0u64; C];
+            {
+                let mut set = RecvAny::from_ends(ends.iter().copied());
+                let mut fair = Fair::new();
+                for k in 0..(C as u64 * PER) {
+                    let (i, v) = if k % 3 == 0 {
+                        set.select()
+                    } else {
+                        set.select_fair(&mut fair)
+                    };
+                    let c = if i == C { 1 } else { i };
+                    let v = v.unwrap();
+                    assert_eq!(v, c as u64 * PER + next[c], "end {i}");
+                    next[c] += 1;
+                }
+            }
+            assert!(next.iter().all(|&n| n == PER));
+            for h in hs {
+                assert_eq!(h.join().unwrap(), PER);
+            }
+            // The set is gone: a sender must wait for a plain receive now.
+            let tx = txs[0].clone();
+            let h = hoare::spawn(move || tx.send(7).unwrap());
+            assert_eq!(rxs[0].recv(), Ok(7));
+            h.join().unwrap();
+            drop(txs);
+            let mut set = RecvAny::new(&rxs);
+            let (_, v) = set.select();
+            assert!(v.is_err(), "poisoned by the dropped writers");
+        });
+    }
+}
+
+/// A pri `RecvAny` that waited and was woken keeps pri semantics on its next alt:
+/// with every end ready, the first is chosen.
+#[test]
+fn recv_any_pri_after_wait() {
+    use hoare::RecvAny;
+    let rt = Runtime::builder().workers(1).build();
+    rt.run(|| {
+        let (txs, rxs): (Vec<_>, Vec<_>) = (0..4).map(|_| one2one::<usize>()).unzip();
+        let mut set = RecvAny::new(&rxs);
+        let txs = Arc::new(txs);
+        let t2 = txs.clone();
+        // The set waits first (nothing is ready), then end 2 wakes it.
+        let h = hoare::spawn(move || t2[2].send(2).unwrap());
+        assert_eq!(set.select(), (2, Ok(2)));
+        h.join().unwrap();
+        // Now every end gets a waiting writer before the alt looks.
+        let hs: Vec<_> = (0..4)
+            .rev()
+            .map(|i| {
+                let t = txs.clone();
+                hoare::spawn(move || t[i].send(i).unwrap())
+            })
+            .collect();
+        // One worker: a few yields let every writer reach its send and wait.
+        for _ in 0..8 {
+            hoare::yield_now();
+        }
+        for want in 0..4 {
+            assert_eq!(set.select(), (want, Ok(want)));
+        }
+        for h in hs {
+            h.join().unwrap();
+        }
+    });
+}

@@ -75,6 +75,11 @@ pub trait Park {
     /// The unparker that wakes this party.
     fn unparker(&self) -> Unparker;
 
+    /// Lets other runnable parties run first (a process goes to the back of its
+    /// worker's queue). Default: nothing (a thread has nobody to defer to). An alt
+    /// over many channels yields once before it registers on all of them.
+    fn yield_now(&self) {}
+
     /// Parks like [`park`](Park::park), calling `release(data)` once the party can
     /// no longer be resumed by anyone but its unparker: a process calls it on its
     /// worker after switching off its stack, a thread before it parks.

@@ -184,3 +184,130 @@ fn alting_barrier_completion_racing_channel_claim() {
         assert_eq!(a == 'C', b == 'C', "a chose {a}, b chose {b}");
     });
 }
+
+/// A `RecvAny` reused across waits: the entries of its last wait stay in the
+/// channels' queues (pointing to its heap waiter, no longer waiting) until its next
+/// wait re-arms that waiter under every channel's lock. The reader selects three
+/// times over two buffered channels A and B (capacity 1); one writer sends 1
+/// and 2 on A, then 10 on B. Every value arrives exactly once, A's in order.
+///
+/// Catches: re-arming the waiter before every channel is locked. The first alt
+/// waits and is woken through A, leaving its entry on B; if the second alt re-arms
+/// first, the writer's send on B claims it through that stale entry and hands 10 to
+/// B's packet while the alt takes 2 from A's buffer: 10 is lost (and the pending
+/// unpark ends the third wait before anyone committed it); before that, the
+/// overwrite of the waiter races the writer's claim on it. Checked by re-arming at
+/// the start of `RecvAny::run` in `alt/any.rs` (and not under the locks): loom
+/// fails with "Causality violation: Concurrent load and mut accesses".
+///
+/// Both threads park through [`PairedParker`]: with the core's `ThreadParker`,
+/// loom 0.7 fails this model on correct code (see `PairedParker`).
+#[test]
+fn recv_any_stale_entries_across_waits() {
+    use hoare_core::alt::RecvAny;
+    use hoare_core::chan::Channel;
+    loom::model(|| {
+        // A is the channel at the lower address, so the lock order (by address)
+        // is the same in every execution (the allocator does not promise that the
+        // first channel made gets the lower one; loom needs a deterministic model).
+        let c1 = Channel::builder().bounded(1).one2one::<u32>();
+        let c2 = Channel::builder().bounded(1).one2one::<u32>();
+        let ((ta, ra), (tb, rb)) = if c1.1.raw().addr() < c2.1.raw().addr() {
+            (c1, c2)
+        } else {
+            (c2, c1)
+        };
+        let w = thread::spawn(move || {
+            with_paired_parker(|| {
+                ta.send(1).unwrap();
+                ta.send(2).unwrap();
+                tb.send(10).unwrap();
+            });
+            (ta, tb)
+        });
+        let rxs = [ra, rb];
+        let got = with_paired_parker(|| {
+            let mut set = RecvAny::new(&rxs);
+            let mut got = Vec::new();
+            for _ in 0..3 {
+                let (i, v) = set.select();
+                got.push((i, v.unwrap()));
+            }
+            got
+        });
+        let _ends = w.join().unwrap();
+        let from_a: Vec<u32> = got.iter().filter(|g| g.0 == 0).map(|g| g.1).collect();
+        let from_b: Vec<u32> = got.iter().filter(|g| g.0 == 1).map(|g| g.1).collect();
+        assert_eq!((from_a, from_b), (vec![1, 2], vec![10]), "got {got:?}");
+    });
+}
+
+/// A parker for loom threads that pairs every wake-up token with one loom
+/// `park`/`unpark`. The core's `ThreadParker` lets a thread take its token before
+/// the waker has called loom's `unpark`; loom then keeps that `unpark` pending, and
+/// the thread's next wait on a contended channel lock returns at once and trips
+/// loom's "expected to be able to acquire lock" (a false alarm: a real thread would
+/// just spin on). Here the token is only taken after loom's `park` returned, so no
+/// `unpark` is left pending.
+struct PairedParker {
+    token: loom::sync::atomic::AtomicBool,
+    thread: thread::Thread,
+}
+
+impl PairedParker {
+    unsafe fn unpark_raw(data: *const ()) {
+        // SAFETY: `data` is a parker whose thread is inside a wait (the contract of
+        // `Unparker::unpark`); it stays alive until that thread has left the wait.
+        let me = unsafe { &*(data as *const PairedParker) };
+        let t = me.thread.clone();
+        me.token.store(true, std::sync::atomic::Ordering::Release);
+        t.unpark();
+    }
+
+    fn take_token(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        self.token
+            .compare_exchange(true, false, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+}
+
+impl hoare_core::park::Park for PairedParker {
+    fn park(&self) {
+        loop {
+            thread::park();
+            if self.take_token() {
+                return;
+            }
+        }
+    }
+
+    fn park_until(&self, _deadline: Instant) -> bool {
+        self.take_token()
+    }
+
+    fn unparker(&self) -> hoare_core::park::Unparker {
+        // SAFETY: `unpark_raw` may be called from any thread while the parker's
+        // thread waits, and touches the parker only before its `unpark`.
+        unsafe {
+            hoare_core::park::Unparker::from_raw(self as *const Self as *const (), Self::unpark_raw)
+        }
+    }
+}
+
+/// Runs `f` with this loom thread parking through a [`PairedParker`].
+fn with_paired_parker<R>(f: impl FnOnce() -> R) -> R {
+    use hoare_core::park::{set_current_process, Park};
+    use std::ptr::NonNull;
+    let p = PairedParker {
+        token: loom::sync::atomic::AtomicBool::new(false),
+        thread: thread::current(),
+    };
+    // SAFETY: `p` outlives every wait of `f` (which all end before `f` returns) and
+    // is reset before it goes out of scope; it is this thread's party.
+    unsafe { set_current_process(Some(NonNull::from(&p as &dyn Park))) };
+    let r = f();
+    // SAFETY: back to the thread's own parker.
+    unsafe { set_current_process(None) };
+    r
+}

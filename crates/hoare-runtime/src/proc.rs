@@ -110,6 +110,10 @@ impl Proc {
 }
 
 impl Park for Proc {
+    fn yield_now(&self) {
+        Proc::yield_now(self);
+    }
+
     #[inline]
     fn park(&self) {
         if self.state.take_token() {

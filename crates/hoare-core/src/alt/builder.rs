@@ -470,16 +470,17 @@ fn recv_any_with<'a, T, S: Sharing>(
     } else if n <= 32 {
         on_stack::<T, S, 32>(rxs, sel)
     } else {
-        let mut set = RecvAny::new(rxs);
-        let chosen = sel(&mut set.cases);
-        (chosen, set.cases[chosen].take_result())
+        let mut cases: Vec<RecvCase<'a, T>> =
+            rxs.iter().map(|rx| RecvCase::new(Some(rx.raw()))).collect();
+        let chosen = sel(&mut cases);
+        (chosen, cases[chosen].take_result())
     }
 }
 
 /// Alternation over a slice of receive ends alone (a replicated receive guard,
 /// **pri** policy): returns the index of the end that was chosen and what it
 /// received (or its poison). Allocates nothing for up to 32 ends; for more, or to
-/// alt over the same ends again and again, use a [`RecvAny`].
+/// alt over the same ends again and again, use a [`RecvAny`](super::RecvAny).
 ///
 /// ```
 /// use hoare_core::chan::Channel;
@@ -499,87 +500,4 @@ pub fn fair_recv_any<T, S: Sharing>(
     rxs: &[Receiver<T, S>],
 ) -> (usize, Result<T, RecvError>) {
     recv_any_with(rxs, |cases| fair.select_set(cases))
-}
-
-/// A replicated receive guard over a fixed set of ends, built once and selected
-/// on again and again without allocating (for large sets: one reader over
-/// thousands of channels).
-///
-/// ```
-/// use hoare_core::alt::{Fair, RecvAny};
-/// use hoare_core::chan::Channel;
-///
-/// let (txs, rxs): (Vec<_>, Vec<_>) =
-///     (0..100).map(|_| Channel::builder().bounded(1).one2one::<usize>()).unzip();
-/// for (i, tx) in txs.iter().enumerate() {
-///     tx.send(i).unwrap();
-/// }
-/// let mut set = RecvAny::new(&rxs);
-/// let mut fair = Fair::new();
-/// for _ in 0..100 {
-///     let (i, v) = set.select_fair(&mut fair);
-///     assert_eq!(v, Ok(i));
-/// }
-/// ```
-pub struct RecvAny<'a, T> {
-    cases: Vec<RecvCase<'a, T>>,
-}
-
-impl<T> fmt::Debug for RecvAny<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RecvAny")
-            .field("ends", &self.cases.len())
-            .finish()
-    }
-}
-
-impl<'a, T> RecvAny<'a, T> {
-    /// A receive guard per end of `rxs`.
-    pub fn new<S: Sharing>(rxs: &'a [Receiver<T, S>]) -> Self {
-        Self::from_ends(rxs)
-    }
-
-    /// A receive guard per end the iterator yields.
-    pub fn from_ends<S: Sharing + 'a>(rxs: impl IntoIterator<Item = &'a Receiver<T, S>>) -> Self {
-        Self {
-            cases: rxs
-                .into_iter()
-                .map(|rx| RecvCase::new(Some(rx.raw())))
-                .collect(),
-        }
-    }
-
-    /// The number of ends.
-    pub fn len(&self) -> usize {
-        self.cases.len()
-    }
-
-    /// Whether there are no ends.
-    pub fn is_empty(&self) -> bool {
-        self.cases.is_empty()
-    }
-
-    /// Selects with the **pri** policy: the index of the chosen end and what it
-    /// received (or its poison).
-    ///
-    /// # Panics
-    /// If there are no ends.
-    pub fn select(&mut self) -> (usize, Result<T, RecvError>) {
-        assert!(
-            !self.cases.is_empty(),
-            "hoare: an alt with no enabled guard would wait for ever"
-        );
-        let i = super::engine::select_set(&mut self.cases[..], 0);
-        (i, self.cases[i].take_result())
-    }
-
-    /// Selects with the **fair** policy.
-    pub fn select_fair(&mut self, fair: &mut Fair) -> (usize, Result<T, RecvError>) {
-        assert!(
-            !self.cases.is_empty(),
-            "hoare: an alt with no enabled guard would wait for ever"
-        );
-        let i = fair.select_set(&mut self.cases[..]);
-        (i, self.cases[i].take_result())
-    }
 }

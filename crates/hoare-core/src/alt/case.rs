@@ -164,6 +164,25 @@ impl<'a, T> RecvCase<'a, T> {
     fn chan(&self) -> &'a RawChan<T> {
         self.chan.expect("hoare: a disabled guard was used")
     }
+
+    /// The channel (a [`RecvAny`](super::RecvAny) case is always enabled).
+    #[inline]
+    pub(super) fn raw(&self) -> &'a RawChan<T> {
+        self.chan()
+    }
+
+    /// Where a value handed to this guard while it waits lands.
+    #[inline]
+    pub(super) fn packet_ptr(&self) -> *const Packet<T> {
+        &self.packet
+    }
+
+    /// Records the outcome of a communication decided under the lock (`Ready`
+    /// commits are completed by the caller, after the locks are released).
+    #[inline]
+    pub(super) fn set_result(&mut self, r: Result<T, RecvError>) {
+        self.result = Some(r);
+    }
 }
 
 // SAFETY: `addr` is the address of the channel `lock_own` locks.

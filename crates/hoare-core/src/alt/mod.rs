@@ -108,6 +108,7 @@
 //! channel never spin or offer and accept (unlike ProXC++'s alt-to-alt
 //! protocol): the second to lock the channel claims the first.
 
+mod any;
 pub mod barrier;
 mod builder;
 mod case;
@@ -115,10 +116,11 @@ mod engine;
 mod macros;
 mod policy;
 
+pub use any::RecvAny;
 #[doc(hidden)]
 pub use barrier::BarrierCase;
 pub use barrier::{AltingBarrier, AltingBarrierEnd};
-pub use builder::{fair_recv_any, recv_any, Alt, Fired, RecvAny, SendKey};
+pub use builder::{fair_recv_any, recv_any, Alt, Fired, SendKey};
 #[doc(hidden)]
 pub use case::{Case, Kind, RecvCase, SendCase, SkipCase, TimeoutCase};
 #[doc(hidden)]
