@@ -49,7 +49,7 @@ const NAP_MIN: Duration = Duration::from_micros(50);
 const NAP_MAX: Duration = Duration::from_micros(500);
 /// After this many processes run in a row from the next slot, a non-empty queue
 /// goes first (two processes handing off to each other must not starve it).
-const MAX_STREAK: u32 = 32;
+const MAX_STREAK: u32 = 1024;
 /// Every this many runs a worker looks at the global queue first (fairness).
 const GLOBAL_CHECK: u32 = 61;
 /// Slots a worker keeps in its local stack cache.
@@ -314,6 +314,10 @@ impl WorkerLocal {
     /// watches already, see `GRACE`); more wake anyone.
     #[inline]
     fn notify_queued(&self) {
+        if self.solo {
+            // Nobody to wake (and the notifiers' fence is the costly part).
+            return;
+        }
         let idle = &self.shared().idle;
         if self.queue.len() >= 2 {
             idle.notify_one();
