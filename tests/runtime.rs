@@ -549,3 +549,65 @@ fn stack_overflow_is_reported_and_aborts() {
         "stderr: {err}"
     );
 }
+
+/// Spins (without yielding) until `flag` is set, or gives up after `limit`:
+/// stands for a process that computes for a long time.
+fn spin_until(flag: &std::sync::atomic::AtomicBool, limit: Duration) -> bool {
+    let t = Instant::now();
+    while !flag.load(Ordering::Acquire) {
+        if t.elapsed() > limit {
+            return false;
+        }
+        std::hint::spin_loop();
+    }
+    true
+}
+
+/// A process that spawns another and then computes must not keep it waiting
+/// until it is done: another worker takes the child from the spawner's next slot
+/// (here the parent computes until the child has run, so without that it would
+/// wait for ever; the 20 s limit only turns a hang into a failure). The child
+/// comes after the other worker has found nothing to do and gone to sleep.
+#[test]
+fn spawned_child_runs_beside_its_computing_parent() {
+    let ok = rt(2).run(|| {
+        let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // Compute a while first, so the other worker finds nothing and sleeps.
+        spin_until(&flag, Duration::from_millis(20));
+        let f2 = flag.clone();
+        let h = hoare::spawn(move || f2.store(true, Ordering::Release));
+        let ok = spin_until(&flag, Duration::from_secs(20));
+        h.join().unwrap();
+        ok
+    });
+    assert!(ok, "the child never ran while its parent computed");
+}
+
+/// The same for a process woken by one that then computes: hand-offs do not
+/// notify sleeping workers (that would cost every rendezvous), so a worker that
+/// finds nothing while another runs naps and looks again.
+#[test]
+fn woken_process_runs_beside_its_computing_waker() {
+    let ok = rt(2).run(|| {
+        let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ready = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (f2, r2) = (flag.clone(), ready.clone());
+        let (tx, rx) = hoare::one2one::<u32>();
+        let h = hoare::spawn(move || {
+            r2.store(true, Ordering::Release);
+            rx.recv().unwrap();
+            f2.store(true, Ordering::Release);
+        });
+        while !ready.load(Ordering::Acquire) {
+            hoare::yield_now();
+        }
+        // Compute a while (no timers, no yields), so the child has blocked and the
+        // other worker finds nothing and sleeps.
+        spin_until(&flag, Duration::from_millis(20));
+        tx.send(1).unwrap();
+        let ok = spin_until(&flag, Duration::from_secs(20));
+        h.join().unwrap();
+        ok
+    });
+    assert!(ok, "the woken process never ran while its waker computed");
+}

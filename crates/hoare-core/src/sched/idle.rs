@@ -254,6 +254,16 @@ impl Idle {
         }
     }
 
+    /// Whether some worker is neither sleeping nor about to (it runs or searches).
+    /// A worker that finds nothing sleeps lightly while this holds: a process that
+    /// worker woke and left in its next slot before computing for long would
+    /// otherwise wait for it, since hand-offs do not notify.
+    pub fn others_awake(&self) -> bool {
+        let s = self.state.load(Ordering::SeqCst);
+        let sleepers = ((s >> 16) & 0xffff) + (s >> 32);
+        sleepers < self.parkers.len() as u64
+    }
+
     /// Worker `i` found work after [`prepare_sleep`](Self::prepare_sleep). Returns
     /// whether it is now searching (a notifier picked it meanwhile and counted it as
     /// a searcher) — the caller then must end that search as usual.
