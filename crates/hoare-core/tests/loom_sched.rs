@@ -13,8 +13,9 @@ fn take(work: &AtomicUsize) -> bool {
         .is_ok()
 }
 
-/// One worker's idle loop: look for work, register as a sleeper, look again, sleep.
-fn worker_until_work(idle: &Idle, work: &AtomicUsize, mut searching: bool) {
+/// One worker's idle loop: look for work, register as a sleeper, look again, sleep
+/// (lightly, with a timeout that loom never fires, if `light`).
+fn worker_until_work_as(idle: &Idle, work: &AtomicUsize, mut searching: bool, light: bool) {
     loop {
         if take(work) {
             if searching {
@@ -29,8 +30,16 @@ fn worker_until_work(idle: &Idle, work: &AtomicUsize, mut searching: bool) {
             }
             return;
         }
-        searching = idle.sleep(0, None);
+        let timeout = light.then(|| {
+            idle.make_light(0);
+            std::time::Duration::from_micros(50)
+        });
+        searching = idle.sleep(0, timeout);
     }
+}
+
+fn worker_until_work(idle: &Idle, work: &AtomicUsize, searching: bool) {
+    worker_until_work_as(idle, work, searching, false)
 }
 
 /// Catches a lost wake-up: work pushed while the worker is between "found nothing"
@@ -96,26 +105,7 @@ fn idle_notify_one_wakes_light_sleeper() {
         let idle = Arc::new(Idle::new(2));
         let work = Arc::new(AtomicUsize::new(0));
         let (i2, w2) = (idle.clone(), work.clone());
-        let t = thread::spawn(move || {
-            let mut searching = false;
-            loop {
-                if take(&w2) {
-                    if searching {
-                        i2.end_search();
-                    }
-                    return;
-                }
-                i2.prepare_sleep(0, searching);
-                if take(&w2) {
-                    if i2.cancel_sleep(0) {
-                        i2.end_search();
-                    }
-                    return;
-                }
-                i2.make_light(0);
-                searching = i2.sleep(0, Some(std::time::Duration::from_micros(50)));
-            }
-        });
+        let t = thread::spawn(move || worker_until_work_as(&i2, &w2, false, true));
         work.store(1, Ordering::SeqCst);
         idle.notify_one();
         t.join().unwrap();

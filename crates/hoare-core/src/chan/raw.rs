@@ -75,28 +75,32 @@ impl<T> Drop for UnregisterOnUnwind<'_, T> {
 }
 
 impl<T> RawChan<T> {
-    /// Waits on `waiter`, registered in this channel; if the wait unwinds, takes
-    /// the entry out first.
-    #[inline]
-    fn wait_registered(&self, waiter: &Waiter, deadline: Option<Instant>) -> Outcome {
-        let guard = UnregisterOnUnwind { chan: self, waiter };
-        let out = waiter.wait(deadline);
-        std::mem::forget(guard);
-        out
-    }
-
-    /// Waits without a deadline on `waiter`, registered in this channel under `g`,
-    /// releasing `g` only once the party is parked (see
-    /// [`Waiter::wait_releasing`]).
+    /// Waits on `waiter`, registered in this channel under `g`; if the wait unwinds,
+    /// takes the entry out first. Without a deadline the guard is released only
+    /// once the party is parked (see [`Waiter::wait_releasing`]), which saves the
+    /// runtime a compare-and-swap per park.
     ///
     /// # Safety
-    /// `waiter` was registered under `g` as an exclusive entry: every party that
-    /// can end the wait takes this channel's lock first.
+    /// `waiter` was registered under `g`, as an exclusive entry when `deadline` is
+    /// `None` (every party that can end the wait then takes this channel's lock).
+    // Always inlined: each call level between the blocking operation and the
+    // switch costs a mispredicted return after it.
     #[inline(always)]
-    unsafe fn wait_registered_locked<G>(&self, waiter: &Waiter, g: G) -> Outcome {
+    unsafe fn wait_registered<G>(
+        &self,
+        waiter: &Waiter,
+        g: G,
+        deadline: Option<Instant>,
+    ) -> Outcome {
         let guard = UnregisterOnUnwind { chan: self, waiter };
-        // SAFETY: the caller's contract is the one `wait_releasing` needs.
-        let out = unsafe { waiter.wait_releasing(g) };
+        let out = match deadline {
+            // SAFETY: the caller's contract is the one `wait_releasing` needs.
+            None => unsafe { waiter.wait_releasing(g) },
+            Some(_) => {
+                drop(g);
+                waiter.wait(deadline)
+            }
+        };
         std::mem::forget(guard);
         out
     }
@@ -158,15 +162,8 @@ impl<T> RawChan<T> {
         // is exclusive: this party never aborts, and every other party that can end
         // the wait does so under this channel's lock.
         unsafe { g.register_send(Entry::plain(&waiter, &packet, deadline.is_none())) };
-        let out = match deadline {
-            // SAFETY: registered exclusive under `g` just above.
-            None => unsafe { self.wait_registered_locked(&waiter, g) },
-            Some(_) => {
-                drop(g);
-                self.wait_registered(&waiter, deadline)
-            }
-        };
-        match out {
+        // SAFETY: registered just above under `g`, exclusive without a deadline.
+        match unsafe { self.wait_registered(&waiter, g, deadline) } {
             Outcome::Done {
                 poisoned: false, ..
             } => Ok(()),
@@ -195,15 +192,8 @@ impl<T> RawChan<T> {
         let waiter = Waiter::for_current();
         // SAFETY: as in `send`.
         unsafe { g.register_recv(Entry::plain(&waiter, &packet, deadline.is_none())) };
-        let out = match deadline {
-            // SAFETY: registered exclusive under `g` just above.
-            None => unsafe { self.wait_registered_locked(&waiter, g) },
-            Some(_) => {
-                drop(g);
-                self.wait_registered(&waiter, deadline)
-            }
-        };
-        match out {
+        // SAFETY: registered just above under `g`, exclusive without a deadline.
+        match unsafe { self.wait_registered(&waiter, g, deadline) } {
             Outcome::Done {
                 poisoned: false, ..
             } => Ok(packet
@@ -234,8 +224,8 @@ impl<T> RawChan<T> {
         let waiter = Waiter::for_current();
         // SAFETY: as in `send`.
         unsafe { g.register_recv(Entry::plain(&waiter, &packet, deadline.is_none())) };
-        drop(g);
-        match self.wait_registered(&waiter, deadline) {
+        // SAFETY: as in `recv`.
+        match unsafe { self.wait_registered(&waiter, g, deadline) } {
             Outcome::Done {
                 poisoned: false, ..
             } => {
