@@ -34,7 +34,7 @@
 
 mod backend;
 
-use backend::{Buf, Fail, Wait};
+use backend::{Buf, Fail, Rx, Tx, Wait};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
@@ -488,18 +488,6 @@ impl RawItem {
         }
         // Dropping `self` frees an owned box (its moved-from value).
     }
-
-    /// A send that failed: gives the value back to the sender's object (C4).
-    ///
-    /// # Safety
-    /// `value` is the sender's live object this item was made from.
-    unsafe fn give_back(mut self, value: *mut u8) {
-        if self.owned {
-            self.owned = false;
-            // SAFETY: the box is ours again.
-            unsafe { bridge::value_unbox(self.ops, self.ptr, value) };
-        }
-    }
 }
 
 /// Waits until the receiver of a borrowed item has moved the value out.
@@ -529,77 +517,250 @@ impl Drop for RawItem {
     }
 }
 
-/// A Rust type that a channel can carry between C++ and Rust, moved through an
-/// address on the C++ side.
-trait Native: Sized + Send + 'static {
+/// A Rust element type of the channels C++ holds: how a received value reaches its
+/// C++ storage, and how a value whose send failed goes back to its C++ object.
+trait Carried: Sized + Send + 'static {
+    /// Writes a received value into the C++ storage at `dst`.
+    ///
+    /// # Safety
+    /// `dst` is storage for the channel's C++ type (`size` bytes for a by-value
+    /// class, `size <= size_of::<Self>()`); `err` is an exception slot (for the move
+    /// of a by-address value).
+    unsafe fn deliver(self, dst: *mut u8, err: *mut ExcSlot, size: usize);
+
+    /// A send that failed: gives the value back to the sender's C++ object (C4).
+    ///
+    /// # Safety
+    /// `p` is the sender's live object the value was taken (or made) from.
+    unsafe fn give_back(self, p: *mut u8);
+
+    /// What an alt keeps of a send guard's value to give it back if another guard
+    /// is chosen (`Unsent::Nothing` where the C++ object still holds it).
+    fn unsent(key: SendKey<Self>, p: *mut u8) -> Unsent;
+
+    /// A receive into `dst`: by default a plain receive, since the value is owned
+    /// by the channel once sent and the writer need not wait for the write into
+    /// `dst`.
+    ///
+    /// # Safety
+    /// As for [`Carried::deliver`].
+    unsafe fn recv_into(
+        rx: &backend::Rx<Self>,
+        dst: *mut u8,
+        err: *mut ExcSlot,
+        size: usize,
+        w: Wait,
+    ) -> Status {
+        match rx.recv(w) {
+            Ok(v) => {
+                // SAFETY: the caller's contract.
+                unsafe { v.deliver(dst, err, size) };
+                Status::Ok
+            }
+            Err(f) => status_of(f),
+        }
+    }
+}
+
+/// The element types C++ sends by value (the natives and the by-value classes): the
+/// value is taken out of the C++ object for the send.
+trait ByValue: Carried {
     /// Takes the value out of the C++ object at `p`, leaving a valid object behind.
-    unsafe fn take(p: *mut u8) -> Self;
-    /// Gives a value back to the C++ object at `p` (a failed send).
-    unsafe fn put_back(self, p: *mut u8);
-    /// Writes the value into uninitialised storage at `dst`.
-    unsafe fn write_to(self, dst: *mut u8) {
-        // SAFETY: the caller's contract: `dst` is storage for a `Self`.
-        unsafe { std::ptr::write(dst as *mut Self, self) }
+    ///
+    /// # Safety
+    /// `p` points to a live value of the channel's C++ type (`size` readable bytes
+    /// for a by-value class, `size <= size_of::<Self>()`).
+    unsafe fn take(p: *mut u8, size: usize) -> Self;
+}
+
+impl Carried for RawItem {
+    unsafe fn deliver(self, dst: *mut u8, err: *mut ExcSlot, _size: usize) {
+        // SAFETY: the caller's contract.
+        unsafe { self.move_into(dst, err) }
+    }
+
+    unsafe fn give_back(mut self, p: *mut u8) {
+        if self.owned {
+            self.owned = false;
+            // SAFETY: the box is ours again; `p` is the object it was made from.
+            unsafe { bridge::value_unbox(self.ops, self.ptr, p) };
+        }
+    }
+
+    fn unsent(key: SendKey<Self>, p: *mut u8) -> Unsent {
+        Unsent::Raw(key, p)
+    }
+
+    /// The move runs inside an extended rendezvous: the sender's object is alive.
+    unsafe fn recv_into(
+        rx: &backend::Rx<Self>,
+        dst: *mut u8,
+        err: *mut ExcSlot,
+        _size: usize,
+        w: Wait,
+    ) -> Status {
+        // SAFETY: `dst` is storage for the channel's C++ type (the caller's contract).
+        match rx.recv_with(w, |item| unsafe { item.move_into(dst, err) }) {
+            Ok(_) => Status::Ok,
+            Err(f) => status_of(f),
+        }
     }
 }
 
 macro_rules! native_copy {
     ($($t:ty),*) => {$(
-        impl Native for $t {
-            unsafe fn take(p: *mut u8) -> Self {
+        impl Carried for $t {
+            unsafe fn deliver(self, dst: *mut u8, _err: *mut ExcSlot, _size: usize) {
+                // SAFETY: the caller's contract: `dst` is storage for a `Self`.
+                unsafe { std::ptr::write(dst as *mut Self, self) }
+            }
+            // The C++ object was only read: it still holds the value.
+            unsafe fn give_back(self, _p: *mut u8) {}
+            fn unsent(_key: SendKey<Self>, _p: *mut u8) -> Unsent {
+                Unsent::Nothing
+            }
+        }
+        impl ByValue for $t {
+            unsafe fn take(p: *mut u8, _size: usize) -> Self {
                 // SAFETY: the caller's contract: `p` points to a live value.
                 unsafe { std::ptr::read(p as *const Self) }
             }
-            unsafe fn put_back(self, _p: *mut u8) {}
         }
     )*};
 }
 native_copy!(i64, u64, f64);
 
 macro_rules! native_move {
-    ($($t:ty),*) => {$(
-        impl Native for $t {
-            unsafe fn take(p: *mut u8) -> Self {
-                // SAFETY: `p` points to a live `rust::String`/`rust::Vec`, which has
-                // this type's layout; an empty value is left behind.
-                unsafe { std::mem::take(&mut *(p as *mut Self)) }
+    ($($v:ident $t:ty),*) => {$(
+        impl Carried for $t {
+            unsafe fn deliver(self, dst: *mut u8, _err: *mut ExcSlot, _size: usize) {
+                // SAFETY: the caller's contract: `dst` is storage for a `Self`.
+                unsafe { std::ptr::write(dst as *mut Self, self) }
             }
-            unsafe fn put_back(self, p: *mut u8) {
-                // SAFETY: as in `take`.
+            unsafe fn give_back(self, p: *mut u8) {
+                // SAFETY: `p` points to a live `rust::String`/`rust::Vec`, which has
+                // this type's layout.
                 unsafe { *(p as *mut Self) = self }
+            }
+            fn unsent(key: SendKey<Self>, p: *mut u8) -> Unsent {
+                Unsent::$v(key, p)
+            }
+        }
+        impl ByValue for $t {
+            unsafe fn take(p: *mut u8, _size: usize) -> Self {
+                // SAFETY: as in `give_back`; an empty value is left behind.
+                unsafe { std::mem::take(&mut *(p as *mut Self)) }
             }
         }
     )*};
 }
-native_move!(String, Vec<u8>);
+native_move!(Str String, Bytes Vec<u8>);
+
+/// A trivially copyable C++ value of `size <= 8 * N` bytes, carried by value.
+impl<const N: usize> Carried for [u64; N] {
+    unsafe fn deliver(self, dst: *mut u8, _err: *mut ExcSlot, size: usize) {
+        // SAFETY: `dst` is storage for `size <= 8 * N` bytes (the caller's contract).
+        unsafe { std::ptr::copy_nonoverlapping(self.as_ptr() as *const u8, dst, size) }
+    }
+    // The caller's object was only read: it still holds the value (C4).
+    unsafe fn give_back(self, _p: *mut u8) {}
+    fn unsent(_key: SendKey<Self>, _p: *mut u8) -> Unsent {
+        Unsent::Nothing
+    }
+}
+
+impl<const N: usize> ByValue for [u64; N] {
+    unsafe fn take(p: *mut u8, size: usize) -> Self {
+        let mut a = [0u64; N];
+        // SAFETY: `p` points to `size` readable bytes; `size <= 8 * N` (checked at
+        // creation).
+        unsafe { std::ptr::copy_nonoverlapping(p, a.as_mut_ptr() as *mut u8, size) };
+        a
+    }
+}
 
 // ---------------------------------------------------------------- channel ends
 
-enum TxAny {
-    Raw(backend::Tx<RawItem>),
-    I64(backend::Tx<i64>),
-    U64(backend::Tx<u64>),
-    F64(backend::Tx<f64>),
-    Str(backend::Tx<String>),
-    Bytes(backend::Tx<Vec<u8>>),
-    Pod1(backend::Tx<[u64; 1]>),
-    Pod2(backend::Tx<[u64; 2]>),
-    Pod4(backend::Tx<[u64; 4]>),
-    Pod8(backend::Tx<[u64; 8]>),
+/// Calls `$m!(args; Raw RawItem; <natives>; <by-value classes>)`: every element
+/// type of a C++-held channel, by its variant name (of `Elem`, `TxAny`, `RxAny`,
+/// `SetAny`) and its Rust type. The one list every per-type match is made from.
+macro_rules! elems {
+    ($m:ident!($($args:tt)*)) => {
+        $m! {
+            $($args)*;
+            Raw RawItem;
+            I64 i64, U64 u64, F64 f64, Str String, Bytes Vec<u8>;
+            Pod1 [u64; 1], Pod2 [u64; 2], Pod4 [u64; 4], Pod8 [u64; 8]
+        }
+    };
 }
 
-enum RxAny {
-    Raw(backend::Rx<RawItem>),
-    I64(backend::Rx<i64>),
-    U64(backend::Rx<u64>),
-    F64(backend::Rx<f64>),
-    Str(backend::Rx<String>),
-    Bytes(backend::Rx<Vec<u8>>),
-    Pod1(backend::Rx<[u64; 1]>),
-    Pod2(backend::Rx<[u64; 2]>),
-    Pod4(backend::Rx<[u64; 4]>),
-    Pod8(backend::Rx<[u64; 8]>),
+/// `match $e { $any::V(x) => $body, .. }` over every element type: `$body` is
+/// compiled once per type (a match on the type tag, static calls, as if written out).
+/// With `Raw => $raw`, the `Raw` arm (C++ values by address) is `$raw` instead.
+macro_rules! dispatch {
+    ($any:ident($x:ident) in $e:expr => $body:expr) => {
+        dispatch!($any($x) in $e => $body, Raw => $body)
+    };
+    ($any:ident($x:ident) in $e:expr => $body:expr, Raw => $raw:expr) => {
+        elems!(dispatch_arms!($any, $x, $e, $body, $raw))
+    };
 }
+
+macro_rules! dispatch_arms {
+    ($any:ident, $x:ident, $e:expr, $body:expr, $raw:expr;
+     $rv:ident $rt:ty; $($v:ident $t:ty),*; $($pv:ident $pt:ty),*) => {
+        match $e {
+            $any::$rv($x) => $raw,
+            $($any::$v($x) => $body,)*
+            $($any::$pv($x) => $body,)*
+        }
+    };
+}
+
+/// `match $e { $any::V(_) => $m!(V), .. }`: for code that names the variant.
+macro_rules! each_variant {
+    ($any:ident, $e:expr, $m:ident; $rv:ident $rt:ty; $($v:ident $t:ty),*; $($pv:ident $pt:ty),*) => {
+        match $e {
+            $any::$rv(_) => $m!($rv),
+            $($any::$v(_) => $m!($v),)*
+            $($any::$pv(_) => $m!($pv),)*
+        }
+    };
+}
+
+/// The enums of ends and receive sets, one variant per element type, with `From`
+/// the typed end or set and (ends) `elem()`, the type tag C++ checks.
+macro_rules! any_enums {
+    (; $rv:ident $rt:ty; $($v:ident $t:ty),*; $($pv:ident $pt:ty),*) => {
+        any_enums!(@enum TxAny, Tx; $rv $rt, $($v $t,)* $($pv $pt),*);
+        any_enums!(@enum RxAny, Rx; $rv $rt, $($v $t,)* $($pv $pt),*);
+        any_enums!(@enum SetAny, SetOf; $rv $rt, $($v $t,)* $($pv $pt),*);
+        any_enums!(@elem TxAny; $rv, $($v,)* $($pv),*);
+        any_enums!(@elem RxAny; $rv, $($v,)* $($pv),*);
+    };
+    (@enum $any:ident, $w:ident; $($v:ident $t:ty),*) => {
+        enum $any {
+            $($v($w<$t>),)*
+        }
+        $(impl From<$w<$t>> for $any {
+            fn from(x: $w<$t>) -> Self {
+                $any::$v(x)
+            }
+        })*
+    };
+    (@elem $any:ident; $($v:ident),*) => {
+        impl $any {
+            /// The element type tag.
+            fn elem(&self) -> Elem {
+                match self {
+                    $($any::$v(_) => Elem::$v,)*
+                }
+            }
+        }
+    };
+}
+elems!(any_enums!());
 
 /// A sending end as C++ holds it.
 pub struct ChanTx {
@@ -625,16 +786,6 @@ unsafe impl Send for ChanTx {}
 // SAFETY: as above.
 unsafe impl Send for ChanRx {}
 
-macro_rules! each_elem {
-    ($m:ident) => {
-        $m!(I64, i64);
-        $m!(U64, u64);
-        $m!(F64, f64);
-        $m!(Str, String);
-        $m!(Bytes, Vec<u8>);
-    };
-}
-
 fn buf_of(buffering: Buffering, capacity: usize) -> Result<Buf, String> {
     Ok(match buffering {
         Buffering::Rendezvous => Buf::Rendezvous,
@@ -659,6 +810,32 @@ fn sharing_of(sharing: Sharing) -> Result<(bool, bool), String> {
     })
 }
 
+/// Both ends of a new channel of `T`.
+fn new_ends<T>(ts: bool, rs: bool, buf: Buf) -> (TxAny, RxAny)
+where
+    TxAny: From<Tx<T>>,
+    RxAny: From<Rx<T>>,
+{
+    let (t, r) = backend::channel::<T>(ts, rs, buf);
+    (t.into(), r.into())
+}
+
+/// The ends of a new channel of the element type `elem` (`size`: the C++ type's).
+macro_rules! ends_of {
+    ($elem:expr, $size:expr, $ts:expr, $rs:expr, $buf:expr;
+     $rv:ident $rt:ty; $($v:ident $t:ty),*; $($pv:ident $pt:ty),*) => {
+        match $elem {
+            Elem::$rv => new_ends::<$rt>($ts, $rs, $buf),
+            $(Elem::$v => new_ends::<$t>($ts, $rs, $buf),)*
+            $(Elem::$pv if $size <= std::mem::size_of::<$pt>() => new_ends::<$pt>($ts, $rs, $buf),)*
+            $(Elem::$pv)|* => {
+                return Err("hoare: element too large for its by-value class".into())
+            }
+            _ => return Err("hoare: unknown element type".into()),
+        }
+    };
+}
+
 unsafe fn chan_new(
     elem: Elem,
     ops: *const ValueOps,
@@ -671,29 +848,10 @@ unsafe fn chan_new(
         let buf = buf_of(buffering, capacity)?;
         let buffered = !matches!(buf, Buf::Rendezvous);
         let (ts, rs) = sharing_of(sharing)?;
-        macro_rules! mk {
-            ($v:ident) => {{
-                let (t, r) = backend::channel(ts, rs, buf);
-                (TxAny::$v(t), RxAny::$v(r))
-            }};
+        if elem == Elem::Raw && ops.is_null() {
+            return Err("hoare: no value operations".into());
         }
-        let (t, r) = match elem {
-            Elem::Raw if ops.is_null() => return Err("hoare: no value operations".into()),
-            Elem::Raw => mk!(Raw),
-            Elem::I64 => mk!(I64),
-            Elem::U64 => mk!(U64),
-            Elem::F64 => mk!(F64),
-            Elem::Str => mk!(Str),
-            Elem::Bytes => mk!(Bytes),
-            Elem::Pod1 if size <= 8 => mk!(Pod1),
-            Elem::Pod2 if size <= 16 => mk!(Pod2),
-            Elem::Pod4 if size <= 32 => mk!(Pod4),
-            Elem::Pod8 if size <= 64 => mk!(Pod8),
-            Elem::Pod1 | Elem::Pod2 | Elem::Pod4 | Elem::Pod8 => {
-                return Err("hoare: element too large for its by-value class".into())
-            }
-            _ => return Err("hoare: unknown element type".into()),
-        };
+        let (t, r) = elems!(ends_of!(elem, size, ts, rs, buf));
         Ok(ChanPair {
             tx: Box::new(ChanTx {
                 inner: t,
@@ -730,64 +888,55 @@ fn status_of(f: Fail) -> Status {
     }
 }
 
-unsafe fn send_native<T: Native>(tx: &backend::Tx<T>, p: *mut u8, w: Wait) -> Status {
-    // SAFETY: the C++ caller passes the address of a live value of the channel's type.
-    let v = unsafe { T::take(p) };
+/// Sends the value of the C++ object at `p` by value (a native or a trivially
+/// copyable C++ value of `size` bytes).
+///
+/// # Safety
+/// `p` points to a live value of the channel's C++ type.
+unsafe fn send_value<T: ByValue>(tx: &backend::Tx<T>, p: *mut u8, size: usize, w: Wait) -> Status {
+    // SAFETY: the caller's contract.
+    let v = unsafe { T::take(p, size) };
     match tx.send(v, w) {
         Ok(()) => Status::Ok,
         Err((f, v)) => {
             // SAFETY: as above; C4: the value goes back to the sender.
-            unsafe { v.put_back(p) };
+            unsafe { v.give_back(p) };
             status_of(f)
         }
     }
 }
 
-unsafe fn recv_native<T: Native>(rx: &backend::Rx<T>, dst: *mut u8, w: Wait) -> Status {
-    // A plain receive: the value is owned by the channel once sent, so the writer
-    // need not wait for the write into `dst`.
-    match rx.recv(w) {
-        // SAFETY: the C++ caller passes storage for a value of the channel's type.
-        Ok(v) => {
-            unsafe { v.write_to(dst) };
-            Status::Ok
-        }
-        Err(f) => status_of(f),
-    }
-}
-
-/// Sends the `size` bytes of a trivially copyable C++ value by value.
-unsafe fn send_pod<const N: usize>(
-    tx: &backend::Tx<[u64; N]>,
-    p: *mut u8,
-    size: usize,
+/// Sends the C++ value at `value` by address (see [`RawItem`]).
+///
+/// # Safety
+/// `value` is a live C++ value of the type `tx.ops` was made for; `err` an
+/// exception slot.
+unsafe fn send_raw(
+    t: &backend::Tx<RawItem>,
+    tx: &ChanTx,
+    value: *mut u8,
+    err: *mut ExcSlot,
     w: Wait,
 ) -> Status {
-    let mut a = [0u64; N];
-    // SAFETY: `p` points to `size` readable bytes; `size <= 8 * N` (checked at
-    // creation).
-    unsafe { std::ptr::copy_nonoverlapping(p, a.as_mut_ptr() as *mut u8, size) };
-    match tx.send(a, w) {
-        Ok(()) => Status::Ok,
-        // The caller's object was only read: it still holds the value (C4).
-        Err((f, _)) => status_of(f),
-    }
-}
-
-/// Receives a trivially copyable C++ value of `size` bytes into `dst`.
-unsafe fn recv_pod<const N: usize>(
-    rx: &backend::Rx<[u64; N]>,
-    dst: *mut u8,
-    size: usize,
-    w: Wait,
-) -> Status {
-    match rx.recv(w) {
-        Ok(a) => {
-            // SAFETY: `dst` is storage for `size <= 8 * N` bytes.
-            unsafe { std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, dst, size) };
+    let ack = AtomicBool::new(false);
+    // SAFETY: the caller's contract; we wait for `ack` below before returning.
+    let Some(item) = (unsafe { RawItem::new(value, tx.ops, tx.buffered, err, &ack) }) else {
+        // The move into the box threw; the C++ caller rethrows from `err`.
+        return Status::Ok;
+    };
+    let borrowed = !item.owned;
+    match t.send(item, w) {
+        Ok(()) => {
+            if borrowed {
+                wait_ack(&ack);
+            }
             Status::Ok
         }
-        Err(f) => status_of(f),
+        Err((f, item)) => {
+            // SAFETY: `value` is the object the item was made from.
+            unsafe { item.give_back(value) };
+            status_of(f)
+        }
     }
 }
 
@@ -800,49 +949,13 @@ unsafe fn tx_send(
 ) -> Result<Status, String> {
     let w = wait_of(mode, timeout_ns);
     guard(|| {
-        macro_rules! native {
-            ($v:ident, $t:ty) => {
-                if let TxAny::$v(t) = &tx.inner {
-                    // SAFETY: the C++ caller's contract (see `send_native`).
-                    return Ok(unsafe { send_native(t, value, w) });
-                }
-            };
-        }
-        each_elem!(native);
-        macro_rules! pod {
-            ($($v:ident),*) => {$(
-                if let TxAny::$v(t) = &tx.inner {
-                    // SAFETY: `value` points to a trivially copyable C++ value of
-                    // `tx.size` bytes.
-                    return Ok(unsafe { send_pod(t, value, tx.size, w) });
-                }
-            )*};
-        }
-        pod!(Pod1, Pod2, Pod4, Pod8);
-        let TxAny::Raw(t) = &tx.inner else {
-            unreachable!()
-        };
-        let ack = AtomicBool::new(false);
-        // SAFETY: `value` is a live C++ value of the type `ops` was made for; we wait
-        // for `ack` below before returning.
-        let Some(item) = (unsafe { RawItem::new(value, tx.ops, tx.buffered, err, &ack) }) else {
-            // The move into the box threw; the C++ caller rethrows from `err`.
-            return Ok(Status::Ok);
-        };
-        let borrowed = !item.owned;
-        Ok(match t.send(item, w) {
-            Ok(()) => {
-                if borrowed {
-                    wait_ack(&ack);
-                }
-                Status::Ok
-            }
-            Err((f, item)) => {
-                // SAFETY: `value` is the object the item was made from.
-                unsafe { item.give_back(value) };
-                status_of(f)
-            }
-        })
+        Ok(dispatch!(TxAny(t) in &tx.inner =>
+            // SAFETY: the C++ caller passes the address of a live value of the
+            // channel's type (`tx.size` bytes for a by-value class).
+            unsafe { send_value(t, value, tx.size, w) },
+            // SAFETY: as above; `err` is an exception slot.
+            Raw => unsafe { send_raw(t, tx, value, err, w) }
+        ))
     })
 }
 
@@ -855,35 +968,36 @@ unsafe fn rx_recv(
 ) -> Result<Status, String> {
     let w = wait_of(mode, timeout_ns);
     guard(|| {
-        macro_rules! native {
-            ($v:ident, $t:ty) => {
-                if let RxAny::$v(r) = &rx.inner {
-                    // SAFETY: the C++ caller's contract (see `recv_native`).
-                    return Ok(unsafe { recv_native(r, dst, w) });
-                }
-            };
-        }
-        each_elem!(native);
-        macro_rules! pod {
-            ($($v:ident),*) => {$(
-                if let RxAny::$v(r) = &rx.inner {
-                    // SAFETY: `dst` is storage for a trivially copyable C++ value of
-                    // `rx.size` bytes.
-                    return Ok(unsafe { recv_pod(r, dst, rx.size, w) });
-                }
-            )*};
-        }
-        pod!(Pod1, Pod2, Pod4, Pod8);
-        let RxAny::Raw(r) = &rx.inner else {
-            unreachable!()
-        };
-        // The move runs inside the extended rendezvous: the sender's object is alive.
-        // SAFETY: `dst` is storage for the channel's C++ type.
-        match r.recv_with(w, |item| unsafe { item.move_into(dst, err) }) {
-            Ok(_) => Ok(Status::Ok),
-            Err(f) => Ok(status_of(f)),
-        }
+        Ok(dispatch!(RxAny(r) in &rx.inner =>
+            // SAFETY: the C++ caller passes storage for a value of the channel's
+            // type (`rx.size` bytes for a by-value class) and an exception slot.
+            unsafe { Carried::recv_into(r, dst, err, rx.size, w) }
+        ))
     })
+}
+
+/// Receives into `dst`, then runs `task` (the C++ handler, which reads `dst`) while
+/// the writer stays blocked.
+///
+/// # Safety
+/// As for [`Carried::deliver`].
+unsafe fn recv_with_task<T: Carried>(
+    rx: &backend::Rx<T>,
+    dst: *mut u8,
+    err: *mut ExcSlot,
+    size: usize,
+    task: std::pin::Pin<&mut Task>,
+) -> Status {
+    let r = rx.recv_with(Wait::Block, move |v| {
+        // SAFETY: `dst` is storage for the element type (the caller's contract); the
+        // sender's object is alive inside the extended rendezvous.
+        unsafe { v.deliver(dst, err, size) };
+        bridge::task_run(task)
+    });
+    match r {
+        Ok(()) => Status::Ok,
+        Err(f) => status_of(f),
+    }
 }
 
 unsafe fn rx_recv_with(
@@ -893,76 +1007,23 @@ unsafe fn rx_recv_with(
     task: std::pin::Pin<&mut Task>,
 ) -> Result<Status, String> {
     guard(move || {
-        let size = rx.size;
-        macro_rules! with {
-            ($r:expr, $v:ident => $write:expr) => {
-                match $r.recv_with(Wait::Block, move |$v| {
-                    // SAFETY: `dst` is storage for the element type (the C++
-                    // caller's contract); the sender's object is alive inside the
-                    // extended rendezvous.
-                    unsafe { $write };
-                    bridge::task_run(task)
-                }) {
-                    Ok(()) => Ok(Status::Ok),
-                    Err(f) => Ok(status_of(f)),
-                }
-            };
-        }
-        match &rx.inner {
-            RxAny::Raw(r) => with!(r, it => it.move_into(dst, err)),
-            RxAny::I64(r) => with!(r, v => v.write_to(dst)),
-            RxAny::U64(r) => with!(r, v => v.write_to(dst)),
-            RxAny::F64(r) => with!(r, v => v.write_to(dst)),
-            RxAny::Str(r) => with!(r, v => v.write_to(dst)),
-            RxAny::Bytes(r) => with!(r, v => v.write_to(dst)),
-            RxAny::Pod1(r) => {
-                with!(r, a => std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, dst, size))
-            }
-            RxAny::Pod2(r) => {
-                with!(r, a => std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, dst, size))
-            }
-            RxAny::Pod4(r) => {
-                with!(r, a => std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, dst, size))
-            }
-            RxAny::Pod8(r) => {
-                with!(r, a => std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, dst, size))
-            }
-        }
+        Ok(dispatch!(RxAny(r) in &rx.inner =>
+            // SAFETY: the C++ caller's contract (storage for the element type).
+            unsafe { recv_with_task(r, dst, err, rx.size, task) }
+        ))
     })
 }
 
 fn tx_poison(tx: &ChanTx) -> Result<(), String> {
     guard(|| {
-        match &tx.inner {
-            TxAny::Raw(t) => t.poison(),
-            TxAny::I64(t) => t.poison(),
-            TxAny::U64(t) => t.poison(),
-            TxAny::F64(t) => t.poison(),
-            TxAny::Str(t) => t.poison(),
-            TxAny::Bytes(t) => t.poison(),
-            TxAny::Pod1(t) => t.poison(),
-            TxAny::Pod2(t) => t.poison(),
-            TxAny::Pod4(t) => t.poison(),
-            TxAny::Pod8(t) => t.poison(),
-        }
+        dispatch!(TxAny(t) in &tx.inner => t.poison());
         Ok(())
     })
 }
 
 fn rx_poison(rx: &ChanRx) -> Result<(), String> {
     guard(|| {
-        match &rx.inner {
-            RxAny::Raw(r) => r.poison(),
-            RxAny::I64(r) => r.poison(),
-            RxAny::U64(r) => r.poison(),
-            RxAny::F64(r) => r.poison(),
-            RxAny::Str(r) => r.poison(),
-            RxAny::Bytes(r) => r.poison(),
-            RxAny::Pod1(r) => r.poison(),
-            RxAny::Pod2(r) => r.poison(),
-            RxAny::Pod4(r) => r.poison(),
-            RxAny::Pod8(r) => r.poison(),
-        }
+        dispatch!(RxAny(r) in &rx.inner => r.poison());
         Ok(())
     })
 }
@@ -971,19 +1032,8 @@ const NOT_SHARED: &str = "hoare: this channel end cannot be shared (one2one side
 
 fn tx_clone(tx: &ChanTx) -> Result<Box<ChanTx>, String> {
     guard(|| {
-        let inner = match &tx.inner {
-            TxAny::Raw(t) => t.try_clone().map(TxAny::Raw),
-            TxAny::I64(t) => t.try_clone().map(TxAny::I64),
-            TxAny::U64(t) => t.try_clone().map(TxAny::U64),
-            TxAny::F64(t) => t.try_clone().map(TxAny::F64),
-            TxAny::Str(t) => t.try_clone().map(TxAny::Str),
-            TxAny::Bytes(t) => t.try_clone().map(TxAny::Bytes),
-            TxAny::Pod1(t) => t.try_clone().map(TxAny::Pod1),
-            TxAny::Pod2(t) => t.try_clone().map(TxAny::Pod2),
-            TxAny::Pod4(t) => t.try_clone().map(TxAny::Pod4),
-            TxAny::Pod8(t) => t.try_clone().map(TxAny::Pod8),
-        }
-        .ok_or(NOT_SHARED)?;
+        let inner =
+            dispatch!(TxAny(t) in &tx.inner => t.try_clone().map(TxAny::from)).ok_or(NOT_SHARED)?;
         Ok(Box::new(ChanTx {
             inner,
             ops: tx.ops,
@@ -995,19 +1045,8 @@ fn tx_clone(tx: &ChanTx) -> Result<Box<ChanTx>, String> {
 
 fn rx_clone(rx: &ChanRx) -> Result<Box<ChanRx>, String> {
     guard(|| {
-        let inner = match &rx.inner {
-            RxAny::Raw(r) => r.try_clone().map(RxAny::Raw),
-            RxAny::I64(r) => r.try_clone().map(RxAny::I64),
-            RxAny::U64(r) => r.try_clone().map(RxAny::U64),
-            RxAny::F64(r) => r.try_clone().map(RxAny::F64),
-            RxAny::Str(r) => r.try_clone().map(RxAny::Str),
-            RxAny::Bytes(r) => r.try_clone().map(RxAny::Bytes),
-            RxAny::Pod1(r) => r.try_clone().map(RxAny::Pod1),
-            RxAny::Pod2(r) => r.try_clone().map(RxAny::Pod2),
-            RxAny::Pod4(r) => r.try_clone().map(RxAny::Pod4),
-            RxAny::Pod8(r) => r.try_clone().map(RxAny::Pod8),
-        }
-        .ok_or(NOT_SHARED)?;
+        let inner =
+            dispatch!(RxAny(r) in &rx.inner => r.try_clone().map(RxAny::from)).ok_or(NOT_SHARED)?;
         Ok(Box::new(ChanRx {
             inner,
             ops: rx.ops,
@@ -1018,33 +1057,11 @@ fn rx_clone(rx: &ChanRx) -> Result<Box<ChanRx>, String> {
 }
 
 fn tx_elem(tx: &ChanTx) -> Elem {
-    match tx.inner {
-        TxAny::Raw(_) => Elem::Raw,
-        TxAny::I64(_) => Elem::I64,
-        TxAny::U64(_) => Elem::U64,
-        TxAny::F64(_) => Elem::F64,
-        TxAny::Str(_) => Elem::Str,
-        TxAny::Bytes(_) => Elem::Bytes,
-        TxAny::Pod1(_) => Elem::Pod1,
-        TxAny::Pod2(_) => Elem::Pod2,
-        TxAny::Pod4(_) => Elem::Pod4,
-        TxAny::Pod8(_) => Elem::Pod8,
-    }
+    tx.inner.elem()
 }
 
 fn rx_elem(rx: &ChanRx) -> Elem {
-    match rx.inner {
-        RxAny::Raw(_) => Elem::Raw,
-        RxAny::I64(_) => Elem::I64,
-        RxAny::U64(_) => Elem::U64,
-        RxAny::F64(_) => Elem::F64,
-        RxAny::Str(_) => Elem::Str,
-        RxAny::Bytes(_) => Elem::Bytes,
-        RxAny::Pod1(_) => Elem::Pod1,
-        RxAny::Pod2(_) => Elem::Pod2,
-        RxAny::Pod4(_) => Elem::Pod4,
-        RxAny::Pod8(_) => Elem::Pod8,
-    }
+    rx.inner.elem()
 }
 
 // ---------------------------------------------------------------- alternation
@@ -1057,14 +1074,21 @@ enum Unsent {
     Bytes(SendKey<Vec<u8>>, *mut u8),
 }
 
-fn add_recv<'a, T: 'a>(
+/// A receive guard on `rx` that delivers the value into the C++ storage at `dst`.
+///
+/// # Safety
+/// As for [`Carried::deliver`], until the alt has selected.
+unsafe fn add_recv<'a, T: Carried>(
     alt: &mut Alt<'a, Status>,
     rx: &'a backend::Rx<T>,
-    take: impl FnOnce(T) + 'a,
+    dst: *mut u8,
+    err: *mut ExcSlot,
+    size: usize,
 ) {
     let h = move |r: Result<T, RecvError>| match r {
         Ok(v) => {
-            take(v);
+            // SAFETY: the caller's contract.
+            unsafe { v.deliver(dst, err, size) };
             Status::Ok
         }
         Err(_) => Status::Poisoned,
@@ -1079,22 +1103,41 @@ fn add_recv<'a, T: 'a>(
     }
 }
 
-fn add_send<'a, T: 'a>(
+/// A send guard offering `v` (taken or made from the C++ object at `p`, to which it
+/// goes back if the channel is poisoned); returns what to give back if another
+/// guard is chosen.
+///
+/// # Safety
+/// `p` is the live C++ object `v` came from, until the alt has selected.
+unsafe fn add_send<'a, T: Carried>(
     alt: &mut Alt<'a, Status>,
     tx: &'a backend::Tx<T>,
     v: T,
-    give_back: impl FnOnce(T) + 'a,
-) -> SendKey<T> {
+    p: *mut u8,
+) -> Unsent {
     let h = move |r: Result<(), SendError<T>>| match r {
         Ok(()) => Status::Ok,
         Err(e) => {
-            give_back(e.into_inner());
+            // SAFETY: the caller's contract.
+            unsafe { e.into_inner().give_back(p) };
             Status::Poisoned
         }
     };
-    match tx {
+    let key = match tx {
         backend::Tx::One(t) => alt.send(t, v, h),
         backend::Tx::Any(t) => alt.send(t, v, h),
+    };
+    T::unsent(key, p)
+}
+
+/// Gives the value of a send guard that was not chosen back to its C++ object.
+///
+/// # Safety
+/// `p` is the live C++ object the value came from.
+unsafe fn give_back_unsent<T: Carried>(alt: &mut Alt<'_, Status>, key: SendKey<T>, p: *mut u8) {
+    if let Some(v) = alt.take_unsent(key, 0) {
+        // SAFETY: the caller's contract.
+        unsafe { v.give_back(p) }
     }
 }
 
@@ -1184,30 +1227,11 @@ unsafe fn alt_impl(gs: &[AltGuard], fair: bool, next: usize) -> Result<AltOutcom
             AltKind::Recv => {
                 // SAFETY: the caller's contract.
                 let rx = unsafe { &*(g.end as *const ChanRx) };
-                let size = rx.size;
-                // SAFETY (closures): `value` is storage for the element type.
-                match &rx.inner {
-                    RxAny::Raw(r) => {
-                        add_recv(&mut alt, r, move |it| unsafe { it.move_into(value, err) })
-                    }
-                    RxAny::I64(r) => add_recv(&mut alt, r, move |v| unsafe { v.write_to(value) }),
-                    RxAny::U64(r) => add_recv(&mut alt, r, move |v| unsafe { v.write_to(value) }),
-                    RxAny::F64(r) => add_recv(&mut alt, r, move |v| unsafe { v.write_to(value) }),
-                    RxAny::Str(r) => add_recv(&mut alt, r, move |v| unsafe { v.write_to(value) }),
-                    RxAny::Bytes(r) => add_recv(&mut alt, r, move |v| unsafe { v.write_to(value) }),
-                    RxAny::Pod1(r) => add_recv(&mut alt, r, move |a| unsafe {
-                        std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, value, size)
-                    }),
-                    RxAny::Pod2(r) => add_recv(&mut alt, r, move |a| unsafe {
-                        std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, value, size)
-                    }),
-                    RxAny::Pod4(r) => add_recv(&mut alt, r, move |a| unsafe {
-                        std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, value, size)
-                    }),
-                    RxAny::Pod8(r) => add_recv(&mut alt, r, move |a| unsafe {
-                        std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, value, size)
-                    }),
-                }
+                dispatch!(RxAny(r) in &rx.inner =>
+                    // SAFETY: `value` is storage for the element type, `err` an
+                    // exception slot (the caller's contract), until select returns.
+                    unsafe { add_recv(&mut alt, r, value, err, rx.size) }
+                );
                 unsent.push(Unsent::Nothing);
             }
             AltKind::Send if !g.enabled => {
@@ -1218,54 +1242,20 @@ unsafe fn alt_impl(gs: &[AltGuard], fair: bool, next: usize) -> Result<AltOutcom
             AltKind::Send => {
                 // SAFETY: the caller's contract.
                 let tx = unsafe { &*(g.end as *const ChanTx) };
-                let size = tx.size;
-                macro_rules! pod {
-                    ($t:expr, $n:literal) => {{
-                        let mut a = [0u64; $n];
-                        // SAFETY: `value` holds `size <= 8 * N` readable bytes.
-                        unsafe {
-                            std::ptr::copy_nonoverlapping(value, a.as_mut_ptr() as *mut u8, size)
-                        };
-                        add_send(&mut alt, $t, a, |_| {});
-                        Unsent::Nothing
-                    }};
-                }
-                // SAFETY (closures and takes): `value` is a live value of the
-                // element type.
-                let u = match &tx.inner {
-                    TxAny::Raw(t) => {
+                let u = dispatch!(TxAny(t) in &tx.inner => {
+                        // SAFETY: `value` is a live value of the element type (the
+                        // caller's contract; `tx.size` bytes for a by-value class).
+                        let v = unsafe { ByValue::take(value, tx.size) };
+                        // SAFETY: `v` came from `value`, which outlives the alt.
+                        unsafe { add_send(&mut alt, t, v, value) }
+                    },
+                    Raw => {
                         let it = items[i].take().expect("hoare: alt send item");
-                        let key =
-                            add_send(&mut alt, t, it, move |it| unsafe { it.give_back(value) });
-                        Unsent::Raw(key, value)
+                        // SAFETY: the item was made from `value`, which outlives the
+                        // alt.
+                        unsafe { add_send(&mut alt, t, it, value) }
                     }
-                    TxAny::I64(t) => {
-                        add_send(&mut alt, t, unsafe { i64::take(value) }, |_| {});
-                        Unsent::Nothing
-                    }
-                    TxAny::U64(t) => {
-                        add_send(&mut alt, t, unsafe { u64::take(value) }, |_| {});
-                        Unsent::Nothing
-                    }
-                    TxAny::F64(t) => {
-                        add_send(&mut alt, t, unsafe { f64::take(value) }, |_| {});
-                        Unsent::Nothing
-                    }
-                    TxAny::Str(t) => {
-                        let v = unsafe { String::take(value) };
-                        let key = add_send(&mut alt, t, v, move |v| unsafe { v.put_back(value) });
-                        Unsent::Str(key, value)
-                    }
-                    TxAny::Bytes(t) => {
-                        let v = unsafe { <Vec<u8>>::take(value) };
-                        let key = add_send(&mut alt, t, v, move |v| unsafe { v.put_back(value) });
-                        Unsent::Bytes(key, value)
-                    }
-                    TxAny::Pod1(t) => pod!(t, 1),
-                    TxAny::Pod2(t) => pod!(t, 2),
-                    TxAny::Pod4(t) => pod!(t, 4),
-                    TxAny::Pod8(t) => pod!(t, 8),
-                };
+                );
                 unsent.push(u);
             }
             AltKind::Timeout => {
@@ -1309,21 +1299,9 @@ unsafe fn alt_impl(gs: &[AltGuard], fair: bool, next: usize) -> Result<AltOutcom
         // SAFETY: each value pointer is the C++ object its item was made from.
         match u {
             Unsent::Nothing => {}
-            Unsent::Raw(k, v) => {
-                if let Some(it) = alt.take_unsent(k, 0) {
-                    unsafe { it.give_back(v) }
-                }
-            }
-            Unsent::Str(k, v) => {
-                if let Some(s) = alt.take_unsent(k, 0) {
-                    unsafe { s.put_back(v) }
-                }
-            }
-            Unsent::Bytes(k, v) => {
-                if let Some(b) = alt.take_unsent(k, 0) {
-                    unsafe { b.put_back(v) }
-                }
-            }
+            Unsent::Raw(k, v) => unsafe { give_back_unsent(&mut alt, k, v) },
+            Unsent::Str(k, v) => unsafe { give_back_unsent(&mut alt, k, v) },
+            Unsent::Bytes(k, v) => unsafe { give_back_unsent(&mut alt, k, v) },
         }
     }
     drop(alt);
@@ -1388,19 +1366,6 @@ impl<T: 'static> SetOf<T> {
     }
 }
 
-enum SetAny {
-    Raw(SetOf<RawItem>),
-    I64(SetOf<i64>),
-    U64(SetOf<u64>),
-    F64(SetOf<f64>),
-    Str(SetOf<String>),
-    Bytes(SetOf<Vec<u8>>),
-    Pod1(SetOf<[u64; 1]>),
-    Pod2(SetOf<[u64; 2]>),
-    Pod4(SetOf<[u64; 4]>),
-    Pod8(SetOf<[u64; 8]>),
-}
-
 /// A replicated receive guard as C++ holds it (`hoare::RecvAny<T>`).
 pub struct RecvSet {
     inner: SetAny,
@@ -1437,67 +1402,45 @@ unsafe fn build_set(rxs: &[&ChanRx]) -> Result<SetAny, String> {
             SetAny::$v(unsafe { SetOf::new(v) }?)
         }};
     }
-    Ok(match &first.inner {
-        RxAny::Raw(_) => set!(Raw),
-        RxAny::I64(_) => set!(I64),
-        RxAny::U64(_) => set!(U64),
-        RxAny::F64(_) => set!(F64),
-        RxAny::Str(_) => set!(Str),
-        RxAny::Bytes(_) => set!(Bytes),
-        RxAny::Pod1(_) => set!(Pod1),
-        RxAny::Pod2(_) => set!(Pod2),
-        RxAny::Pod4(_) => set!(Pod4),
-        RxAny::Pod8(_) => set!(Pod8),
-    })
+    Ok(elems!(each_variant!(RxAny, &first.inner, set)))
 }
 
-/// Selects on a set; `out(i)` gives the storage (and exception slot) for the value
+/// Selects on `set`; `out(i)` gives the storage (and exception slot) for the value
 /// of end `i`.
 ///
 /// # Safety
-/// `out(i)` is storage for the element type.
+/// `out(i)` is storage for the element type (`size` bytes for a by-value class).
+unsafe fn pick<T: Carried>(
+    set: &mut SetOf<T>,
+    size: usize,
+    fair: Option<&mut Fair>,
+    out: impl Fn(usize) -> (*mut u8, *mut ExcSlot),
+) -> (usize, Status) {
+    let (i, r) = set.select(fair);
+    let status = match r {
+        Ok(v) => {
+            let (dst, err) = out(i);
+            // SAFETY: the caller's contract.
+            unsafe { v.deliver(dst, err, size) };
+            Status::Ok
+        }
+        Err(_) => Status::Poisoned,
+    };
+    (i, status)
+}
+
+/// [`pick`] on a set of any element type.
+///
+/// # Safety
+/// As for [`pick`].
 unsafe fn set_pick(
     set: &mut SetAny,
     size: usize,
     fair: Option<&mut Fair>,
     out: impl Fn(usize) -> (*mut u8, *mut ExcSlot),
 ) -> (usize, Status) {
-    macro_rules! sel {
-        ($s:expr, $v:ident, $dst:ident, $err:ident => $write:expr) => {{
-            let (i, r) = $s.select(fair);
-            let status = match r {
-                Ok($v) => {
-                    let ($dst, $err) = out(i);
-                    let _ = $err;
-                    // SAFETY: the caller's contract.
-                    unsafe { $write };
-                    Status::Ok
-                }
-                Err(_) => Status::Poisoned,
-            };
-            (i, status)
-        }};
-    }
-    match set {
-        SetAny::Raw(s) => sel!(s, it, dst, err => it.move_into(dst, err)),
-        SetAny::I64(s) => sel!(s, v, dst, err => v.write_to(dst)),
-        SetAny::U64(s) => sel!(s, v, dst, err => v.write_to(dst)),
-        SetAny::F64(s) => sel!(s, v, dst, err => v.write_to(dst)),
-        SetAny::Str(s) => sel!(s, v, dst, err => v.write_to(dst)),
-        SetAny::Bytes(s) => sel!(s, v, dst, err => v.write_to(dst)),
-        SetAny::Pod1(s) => {
-            sel!(s, a, dst, err => std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, dst, size))
-        }
-        SetAny::Pod2(s) => {
-            sel!(s, a, dst, err => std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, dst, size))
-        }
-        SetAny::Pod4(s) => {
-            sel!(s, a, dst, err => std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, dst, size))
-        }
-        SetAny::Pod8(s) => {
-            sel!(s, a, dst, err => std::ptr::copy_nonoverlapping(a.as_ptr() as *const u8, dst, size))
-        }
-    }
+    // SAFETY: the caller's contract.
+    dispatch!(SetAny(s) in set => unsafe { pick(s, size, fair, out) })
 }
 
 unsafe fn recv_set_new(ends: &[usize]) -> Result<Box<RecvSet>, String> {
@@ -1640,8 +1583,8 @@ pub trait NativeElem: Sized + Send + 'static {
     fn rx_into(rx: backend::Rx<Self>) -> ChanRx;
 }
 
-macro_rules! native_elem {
-    ($v:ident, $t:ty) => {
+macro_rules! native_elems {
+    (; $rv:ident $rt:ty; $($v:ident $t:ty),*; $($pv:ident $pt:ty),*) => {$(
         impl NativeElem for $t {
             fn tx_from(tx: ChanTx) -> Result<backend::Tx<Self>, ChanTx> {
                 match tx.inner {
@@ -1672,9 +1615,9 @@ macro_rules! native_elem {
                 }
             }
         }
-    };
+    )*};
 }
-each_elem!(native_elem);
+elems!(native_elems!());
 
 fn wrong_type(what: &str) -> String {
     format!("hoare: channel end has the wrong element type (expected {what})")

@@ -234,6 +234,40 @@ struct RunOptions {
   std::size_t stack_size = 0;
 };
 
+namespace detail {
+// A bridge handle (rust::Box<H>) or none. Unlike a plain optional, a moved-from
+// Handle is empty, so an object holding one is empty once moved from (valid() or
+// joinable() false) with defaulted move operations.
+template <class H>
+class Handle : public std::optional<rust::Box<H>> {
+  using Base = std::optional<rust::Box<H>>;
+
+ public:
+  Handle() = default;
+  explicit Handle(rust::Box<H> h) : Base(std::move(h)) {}
+  Handle(Handle&& o) noexcept : Base(std::move(o)) { o.reset(); }
+  Handle& operator=(Handle&& o) noexcept {
+    if (this != &o) {
+      Base::operator=(std::move(o));
+      o.reset();
+    }
+    return *this;
+  }
+};
+
+// Waits for a process and returns its task; a failure of the process itself is a
+// hoare::ProcessError.
+inline std::unique_ptr<ffi::Task> join_process(rust::Box<ffi::ProcHandle> h) {
+  try {
+    return ffi::join(std::move(h));
+  } catch (const rust::Error& e) {
+    std::string m = e.what();
+    if (m.rfind("hoare: process", 0) == 0) throw ProcessError(m);
+    throw_error(e);
+  }
+}
+}  // namespace detail
+
 // A spawned process. join() returns its result or rethrows its exception. A handle
 // destroyed without join() detaches the process (it keeps running), as in Rust.
 template <class R>
@@ -241,14 +275,8 @@ class JoinHandle {
  public:
   JoinHandle() = default;
   explicit JoinHandle(rust::Box<ffi::ProcHandle> h) : h_(std::move(h)) {}
-  JoinHandle(JoinHandle&& o) noexcept : h_(std::move(o.h_)) { o.h_.reset(); }
-  JoinHandle& operator=(JoinHandle&& o) noexcept {
-    if (this != &o) {
-      h_ = std::move(o.h_);
-      o.h_.reset();
-    }
-    return *this;
-  }
+  JoinHandle(JoinHandle&&) noexcept = default;
+  JoinHandle& operator=(JoinHandle&&) noexcept = default;
 
   bool joinable() const { return h_.has_value(); }
 
@@ -257,22 +285,14 @@ class JoinHandle {
     if (!h_) throw Error("hoare: join on an empty or joined handle");
     rust::Box<ffi::ProcHandle> h = std::move(*h_);
     h_.reset();
-    std::unique_ptr<ffi::Task> t;
-    try {
-      t = ffi::join(std::move(h));
-    } catch (const rust::Error& e) {
-      std::string m = e.what();
-      if (m.rfind("hoare: process", 0) == 0) throw ProcessError(m);
-      detail::throw_error(e);
-    }
-    return detail::finish<R>(std::move(t));
+    return detail::finish<R>(detail::join_process(std::move(h)));
   }
 
   // Lets the process run on without a handle.
   void detach() { h_.reset(); }
 
  private:
-  std::optional<rust::Box<ffi::ProcHandle>> h_;
+  detail::Handle<ffi::ProcHandle> h_;
 };
 
 // Runs `f` as the first process of a new runtime, waits for it, shuts down and
@@ -389,13 +409,7 @@ class ScopedJoinHandle {
     if (c_->h) {
       rust::Box<ffi::ProcHandle> h = std::move(*c_->h);
       c_->h.reset();
-      try {
-        t = ffi::join(std::move(h));
-      } catch (const rust::Error& e) {
-        std::string m = e.what();
-        if (m.rfind("hoare: process", 0) == 0) throw ProcessError(m);
-        detail::throw_error(e);
-      }
+      t = detail::join_process(std::move(h));
     } else {
       t = std::move(c_->task);
     }
@@ -758,48 +772,50 @@ class WithTask final : public ffi::Task {
   ffi::ExcSlot& err_;
   F& f_;
 };
-}  // namespace detail
 
-// The writing end of a channel of T. Move-only (Shared=false: a one2one/one2any
-// writer) or copyable (Shared=true: any2one/any2any; copies are more writers).
-template <class T, bool Shared>
-class BasicTx {
-  static_assert(std::is_move_constructible_v<T> && std::is_move_assignable_v<T>,
-                "hoare::Chan<T> needs a movable T");
+// The bridge functions of each kind of end, overloaded on its handle type.
+struct EndFns {
+  static ffi::Elem elem(const ffi::ChanTx& h) { return ffi::tx_elem(h); }
+  static ffi::Elem elem(const ffi::ChanRx& h) { return ffi::rx_elem(h); }
+  static rust::Box<ffi::ChanTx> clone(const ffi::ChanTx& h) { return ffi::tx_clone(h); }
+  static rust::Box<ffi::ChanRx> clone(const ffi::ChanRx& h) { return ffi::rx_clone(h); }
+  static void poison(const ffi::ChanTx& h) { ffi::tx_poison(h); }
+  static void poison(const ffi::ChanRx& h) { ffi::rx_poison(h); }
+};
+
+// What both kinds of channel end are made of: the bridge handle H (ffi::ChanTx or
+// ffi::ChanRx; empty once moved from) and whether poison() acts. End is the end
+// type itself (BasicTx or BasicRx); it is copyable only on a shared side, where a
+// copy is one more end.
+template <class End, class H, bool Shared>
+class ChanEnd {
+  static constexpr bool writer = std::is_same_v<H, ffi::ChanTx>;
 
  public:
-  using value_type = T;
-
-  BasicTx() = default;
+  ChanEnd() = default;
   // A moved-from end is empty (valid() == false).
-  BasicTx(BasicTx&& o) noexcept : h_(std::move(o.h_)), poisonable_(o.poisonable_) { o.h_.reset(); }
-  BasicTx& operator=(BasicTx&& o) noexcept {
-    if (this != &o) {
-      h_ = std::move(o.h_);
-      o.h_.reset();
-      poisonable_ = o.poisonable_;
-    }
-    return *this;
+  ChanEnd(ChanEnd&&) noexcept = default;
+  ChanEnd& operator=(ChanEnd&&) noexcept = default;
+  ChanEnd(const ChanEnd& o) : poisonable_(o.poisonable_) {
+    static_assert(Shared || !writer, "a one2one/one2any writing end cannot be copied; move it");
+    static_assert(Shared || writer, "a one2one/any2one reading end cannot be copied; move it");
+    if (o.h_) h_.emplace(bridge_call([&] { return EndFns::clone(**o.h_); }));
   }
-  BasicTx(const BasicTx& o) : poisonable_(o.poisonable_) {
-    static_assert(Shared, "a one2one/one2any writing end cannot be copied; move it");
-    if (o.h_) h_.emplace(detail::bridge_call([&] { return ffi::tx_clone(**o.h_); }));
-  }
-  BasicTx& operator=(const BasicTx& o) {
-    if (this != &o) *this = BasicTx(o);
+  ChanEnd& operator=(const ChanEnd& o) {
+    if (this != &o) self() = End(static_cast<const End&>(o));
     return *this;
   }
 
   // Wraps an end made on the Rust side (element type checked).
-  static BasicTx from_rust(rust::Box<ffi::ChanTx> h) {
-    if (ffi::tx_elem(*h) != detail::elem_of<T>::value)
+  static End from_rust(rust::Box<H> h) {
+    if (EndFns::elem(*h) != elem_of<typename End::value_type>::value)
       throw Error("hoare: channel end of the wrong element type");
-    BasicTx t;
-    t.h_.emplace(std::move(h));
-    return t;
+    End e;
+    static_cast<ChanEnd&>(e).h_.emplace(std::move(h));
+    return e;
   }
   // Hands the end to Rust code (see cpp/README.md, "Rust and C++ in one network").
-  rust::Box<ffi::ChanTx> into_rust() && {
+  rust::Box<H> into_rust() && {
     check();
     auto h = std::move(*h_);
     h_.reset();
@@ -808,7 +824,51 @@ class BasicTx {
 
   bool valid() const { return h_.has_value(); }
   // The bridge handle (for hoare::Alt and Rust interop).
-  const ffi::ChanTx& handle() const { return **h_; }
+  const H& handle() const { return **h_; }
+
+  // Poisons the channel (no effect from a non-poisonable end).
+  void poison() {
+    if (h_ && poisonable_) bridge_call([&] { EndFns::poison(**h_); });
+  }
+  bool poisonable() const { return poisonable_; }
+  // An end whose poison() does nothing (C++CSP's non-poisonable ends): a process
+  // given it can use the channel but cannot poison it.
+  End non_poisonable() && { return without_poison(End(std::move(self()))); }
+  End non_poisonable() const& {
+    static_assert(Shared || !writer, "move a one2one/one2any end: std::move(tx).non_poisonable()");
+    static_assert(Shared || writer, "move a one2one/any2one end: std::move(rx).non_poisonable()");
+    return without_poison(End(static_cast<const End&>(*this)));
+  }
+
+ protected:
+  void check() const {
+    if (!h_) throw Error("hoare: use of an empty (moved-from) channel end");
+  }
+
+  Handle<H> h_;
+  bool poisonable_ = true;
+
+ private:
+  End& self() { return static_cast<End&>(*this); }
+  static End without_poison(End e) {
+    static_cast<ChanEnd&>(e).poisonable_ = false;
+    return e;
+  }
+};
+}  // namespace detail
+
+// The writing end of a channel of T. Move-only (Shared=false: a one2one/one2any
+// writer) or copyable (Shared=true: any2one/any2any; copies are more writers).
+template <class T, bool Shared>
+class BasicTx : public detail::ChanEnd<BasicTx<T, Shared>, ffi::ChanTx, Shared> {
+  static_assert(std::is_move_constructible_v<T> && std::is_move_assignable_v<T>,
+                "hoare::Chan<T> needs a movable T");
+  using Base = detail::ChanEnd<BasicTx, ffi::ChanTx, Shared>;
+
+ public:
+  // Construction, copies (shared side only), from_rust/into_rust, valid, handle,
+  // poison, poisonable, non_poisonable: see detail::ChanEnd.
+  using value_type = T;
 
   // Sends v; returns once a reader took it (rendezvous) or it is buffered. Throws
   // hoare::Poisoned (v is then left untouched). v is moved, never copied.
@@ -840,29 +900,9 @@ class BasicTx {
   void operator()(T&& v) { send(std::move(v)); }
   void operator()(const T& v) { send(v); }
 
-  // Poisons the channel (no effect from a non-poisonable end).
-  void poison() {
-    if (h_ && poisonable_) detail::bridge_call([&] { ffi::tx_poison(**h_); });
-  }
-  bool poisonable() const { return poisonable_; }
-  // An end whose poison() does nothing (C++CSP's non-poisonable ends): a process
-  // given it can write but cannot poison the channel.
-  BasicTx non_poisonable() && {
-    BasicTx t(std::move(*this));
-    t.poisonable_ = false;
-    return t;
-  }
-  BasicTx non_poisonable() const& {
-    static_assert(Shared, "move a one2one/one2any end: std::move(tx).non_poisonable()");
-    BasicTx t(*this);
-    t.poisonable_ = false;
-    return t;
-  }
-
  private:
-  void check() const {
-    if (!h_) throw Error("hoare: use of an empty (moved-from) channel end");
-  }
+  using Base::check;
+  using Base::h_;
   Status raw_send(T* v, ffi::WaitMode mode, std::uint64_t ns) {
     check();
     ffi::ExcSlot err;
@@ -876,54 +916,18 @@ class BasicTx {
   friend class BasicRx;
   template <class, Sharing>
   friend class Chan;
-  std::optional<rust::Box<ffi::ChanTx>> h_;
-  bool poisonable_ = true;
 };
 
 // The reading end of a channel of T. Move-only (Shared=false) or copyable
 // (Shared=true: one2any/any2any). Iterating over it receives until poison.
 template <class T, bool Shared>
-class BasicRx {
+class BasicRx : public detail::ChanEnd<BasicRx<T, Shared>, ffi::ChanRx, Shared> {
+  using Base = detail::ChanEnd<BasicRx, ffi::ChanRx, Shared>;
+
  public:
+  // Construction, copies (shared side only), from_rust/into_rust, valid, handle,
+  // poison, poisonable, non_poisonable: see detail::ChanEnd.
   using value_type = T;
-
-  BasicRx() = default;
-  // A moved-from end is empty (valid() == false).
-  BasicRx(BasicRx&& o) noexcept : h_(std::move(o.h_)), poisonable_(o.poisonable_) { o.h_.reset(); }
-  BasicRx& operator=(BasicRx&& o) noexcept {
-    if (this != &o) {
-      h_ = std::move(o.h_);
-      o.h_.reset();
-      poisonable_ = o.poisonable_;
-    }
-    return *this;
-  }
-  BasicRx(const BasicRx& o) : poisonable_(o.poisonable_) {
-    static_assert(Shared, "a one2one/any2one reading end cannot be copied; move it");
-    if (o.h_) h_.emplace(detail::bridge_call([&] { return ffi::rx_clone(**o.h_); }));
-  }
-  BasicRx& operator=(const BasicRx& o) {
-    if (this != &o) *this = BasicRx(o);
-    return *this;
-  }
-
-  static BasicRx from_rust(rust::Box<ffi::ChanRx> h) {
-    if (ffi::rx_elem(*h) != detail::elem_of<T>::value)
-      throw Error("hoare: channel end of the wrong element type");
-    BasicRx r;
-    r.h_.emplace(std::move(h));
-    return r;
-  }
-  rust::Box<ffi::ChanRx> into_rust() && {
-    check();
-    auto h = std::move(*h_);
-    h_.reset();
-    return h;
-  }
-
-  bool valid() const { return h_.has_value(); }
-  // The bridge handle (for hoare::Alt and Rust interop).
-  const ffi::ChanRx& handle() const { return **h_; }
 
   // Receives a value; throws hoare::Poisoned. On a rendezvous channel the value is
   // move-constructed straight out of the writer's object while the writer waits.
@@ -979,22 +983,6 @@ class BasicRx {
   // rx(): receives, throwing hoare::Poisoned.
   T operator()() { return recv(); }
 
-  void poison() {
-    if (h_ && poisonable_) detail::bridge_call([&] { ffi::rx_poison(**h_); });
-  }
-  bool poisonable() const { return poisonable_; }
-  BasicRx non_poisonable() && {
-    BasicRx r(std::move(*this));
-    r.poisonable_ = false;
-    return r;
-  }
-  BasicRx non_poisonable() const& {
-    static_assert(Shared, "move a one2one/any2one end: std::move(rx).non_poisonable()");
-    BasicRx r(*this);
-    r.poisonable_ = false;
-    return r;
-  }
-
   // Range-for: `for (auto v : rx)` receives until the channel is poisoned. The
   // value is received into the iterator (no allocation) and moved out by `auto v`.
   class iterator {
@@ -1032,9 +1020,8 @@ class BasicRx {
   iterator end() { return iterator(); }
 
  private:
-  void check() const {
-    if (!h_) throw Error("hoare: use of an empty (moved-from) channel end");
-  }
+  using Base::check;
+  using Base::h_;
   Status raw_recv(detail::Slot<T>& s, ffi::WaitMode mode, std::uint64_t ns) {
     check();
     ffi::ExcSlot err;
@@ -1058,8 +1045,6 @@ class BasicRx {
 
   template <class, Sharing>
   friend class Chan;
-  std::optional<rust::Box<ffi::ChanRx>> h_;
-  bool poisonable_ = true;
 };
 
 template <class T>
@@ -1302,6 +1287,17 @@ std::pair<ClientEnd<Req, Resp>, ServerEnd<Req, Resp>> request_reply(
 }
 
 // ================================================================== alting barriers
+namespace detail {
+// n ends enrolled on barrier b (a Barrier or an AltingBarrier).
+template <class B>
+auto enroll_n(const B& b, std::size_t n) {
+  std::vector<decltype(b.enroll())> v;
+  v.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) v.push_back(b.enroll());
+  return v;
+}
+}  // namespace detail
+
 class AltingBarrier;
 
 // One enrolled end of an alting barrier (SPEC B3): a barrier that can be a guard of
@@ -1313,14 +1309,8 @@ class AltingBarrier;
 class AltingBarrierEnd {
  public:
   AltingBarrierEnd() = default;
-  AltingBarrierEnd(AltingBarrierEnd&& o) noexcept : h_(std::move(o.h_)) { o.h_.reset(); }
-  AltingBarrierEnd& operator=(AltingBarrierEnd&& o) noexcept {
-    if (this != &o) {
-      h_ = std::move(o.h_);
-      o.h_.reset();
-    }
-    return *this;
-  }
+  AltingBarrierEnd(AltingBarrierEnd&&) noexcept = default;
+  AltingBarrierEnd& operator=(AltingBarrierEnd&&) noexcept = default;
   bool valid() const { return h_.has_value(); }
   // Offers the barrier and waits until every enrolled end does.
   void sync() {
@@ -1339,7 +1329,7 @@ class AltingBarrierEnd {
  private:
   friend class AltingBarrier;
   explicit AltingBarrierEnd(rust::Box<ffi::AltingBarrierEndHandle> h) : h_(std::move(h)) {}
-  std::optional<rust::Box<ffi::AltingBarrierEndHandle>> h_;
+  detail::Handle<ffi::AltingBarrierEndHandle> h_;
 };
 
 // An alting barrier: a handle to enroll ends with (copies refer to the same barrier).
@@ -1354,12 +1344,7 @@ class AltingBarrier {
   AltingBarrierEnd enroll() const {
     return AltingBarrierEnd(detail::bridge_call([&] { return ffi::alting_barrier_enroll(*h_); }));
   }
-  std::vector<AltingBarrierEnd> enroll(std::size_t n) const {
-    std::vector<AltingBarrierEnd> v;
-    v.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) v.push_back(enroll());
-    return v;
-  }
+  std::vector<AltingBarrierEnd> enroll(std::size_t n) const { return detail::enroll_n(*this, n); }
   std::size_t enrolled() const {
     return detail::bridge_call([&] { return ffi::alting_barrier_enrolled(*h_); });
   }
@@ -1750,14 +1735,8 @@ class Barrier;
 class BarrierEnd {
  public:
   BarrierEnd() = default;
-  BarrierEnd(BarrierEnd&& o) noexcept : h_(std::move(o.h_)) { o.h_.reset(); }
-  BarrierEnd& operator=(BarrierEnd&& o) noexcept {
-    if (this != &o) {
-      h_ = std::move(o.h_);
-      o.h_.reset();
-    }
-    return *this;
-  }
+  BarrierEnd(BarrierEnd&&) noexcept = default;
+  BarrierEnd& operator=(BarrierEnd&&) noexcept = default;
   bool valid() const { return h_.has_value(); }
   void sync() {
     if (!h_) throw Error("hoare: sync on a resigned barrier end");
@@ -1769,7 +1748,7 @@ class BarrierEnd {
  private:
   friend class Barrier;
   explicit BarrierEnd(rust::Box<ffi::BarrierEndHandle> h) : h_(std::move(h)) {}
-  std::optional<rust::Box<ffi::BarrierEndHandle>> h_;
+  detail::Handle<ffi::BarrierEndHandle> h_;
 };
 
 // A barrier (SPEC B1): copies are handles to the same barrier. Parties enroll
@@ -1785,12 +1764,7 @@ class Barrier {
   BarrierEnd enroll() const {
     return BarrierEnd(detail::bridge_call([&] { return ffi::barrier_enroll(*h_); }));
   }
-  std::vector<BarrierEnd> enroll(std::size_t n) const {
-    std::vector<BarrierEnd> v;
-    v.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) v.push_back(enroll());
-    return v;
-  }
+  std::vector<BarrierEnd> enroll(std::size_t n) const { return detail::enroll_n(*this, n); }
   std::size_t enrolled() const { return ffi::barrier_enrolled(*h_); }
   std::uint64_t rounds() const {
     return detail::bridge_call([&] { return ffi::barrier_rounds(*h_); });
