@@ -6,6 +6,10 @@
 //! forks and the butler stop listening to it (preconditions again) until nobody is
 //! left.
 //!
+//! `tests/alt.rs` runs this same college (it includes this file) and watches it
+//! (see [`Watch`]): no fork is ever held by two philosophers, and at most `N - 1`
+//! sit at once.
+//!
 //! `cargo run --release --example dining_philosophers -- --workers 4 --meals 10000`
 //!
 //! The last line is machine-readable:
@@ -19,7 +23,20 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-const N: usize = 5;
+/// The number of philosophers (and of forks).
+pub const N: usize = 5;
+
+/// What the college reports while it runs: `main` watches nothing (`()`), the
+/// test checks what it is told.
+pub trait Watch: Clone + Send + 'static {
+    /// Philosopher `p` eats: it holds forks `p` and `(p + 1) % N`.
+    fn eat(&self, _p: usize) {}
+    /// The butler has let one more philosopher sit: `seated` sit now.
+    fn seated(&self, _seated: usize) {}
+}
+
+/// Watches nothing.
+impl Watch for () {}
 
 /// A fork: picked up and put down by either neighbour, one at a time.
 fn fork(left: Receiver<()>, right: Receiver<()>) {
@@ -41,7 +58,7 @@ fn fork(left: Receiver<()>, right: Receiver<()>) {
 
 /// The butler: lets at most `N - 1` philosophers sit at once, so they cannot
 /// deadlock.
-fn butler(down: Receiver<(), hoare::One>, up: Receiver<(), hoare::One>) {
+fn butler(down: Receiver<(), hoare::One>, up: Receiver<(), hoare::One>, watch: impl Watch) {
     let (mut seated, mut d, mut u) = (0usize, true, true);
     while d || u {
         alt! {
@@ -50,7 +67,10 @@ fn butler(down: Receiver<(), hoare::One>, up: Receiver<(), hoare::One>) {
                 Err(_) => u = false,
             },
             recv(down) if d && seated < N - 1 -> v => match v {
-                Ok(()) => seated += 1,
+                Ok(()) => {
+                    seated += 1;
+                    watch.seated(seated);
+                }
                 Err(_) => d = false,
             },
         }
@@ -63,27 +83,28 @@ fn philosopher(
     up: Sender<(), hoare::Any>,
     left: Sender<()>,
     right: Sender<()>,
-    eaten: Arc<AtomicU64>,
+    eat: impl Fn(),
 ) {
     for _ in 0..meals {
         // Think (not for long), then sit, pick up both forks, eat, put them down.
         down.send(()).unwrap();
         left.send(()).unwrap();
         right.send(()).unwrap();
-        eaten.fetch_add(1, Ordering::Relaxed);
+        eat();
         left.send(()).unwrap();
         right.send(()).unwrap();
         up.send(()).unwrap();
     }
 }
 
-/// Runs the college until every philosopher has eaten `meals` times; returns the
-/// number of meals eaten.
-pub fn college(meals: u64) -> u64 {
+/// Runs the college until every philosopher has eaten `meals` times, telling
+/// `watch` what happens; returns the number of meals eaten.
+pub fn college(meals: u64, watch: impl Watch) -> u64 {
     let eaten = Arc::new(AtomicU64::new(0));
     let (down_tx, down_rx) = any2one::<()>();
     let (up_tx, up_rx) = any2one::<()>();
-    let mut hs = vec![hoare::spawn(move || butler(down_rx, up_rx))];
+    let butler_watch = watch.clone();
+    let mut hs = vec![hoare::spawn(move || butler(down_rx, up_rx, butler_watch))];
     // Philosopher i's left fork is fork i, its right fork is fork (i + 1) % N.
     let mut to_left = Vec::new(); // philosopher i -> fork i (fork's right side)
     let mut to_right = Vec::new(); // philosopher i -> fork (i+1)%N (fork's left side)
@@ -107,9 +128,13 @@ pub fn college(meals: u64) -> u64 {
         let (down, up) = (down_tx.clone(), up_tx.clone());
         let left = to_left[p].take().unwrap();
         let right = to_right[p].take().unwrap();
-        let eaten = eaten.clone();
+        let (eaten, watch) = (eaten.clone(), watch.clone());
+        let eat = move || {
+            watch.eat(p);
+            eaten.fetch_add(1, Ordering::Relaxed);
+        };
         hs.push(hoare::spawn(move || {
-            philosopher(meals, down, up, left, right, eaten)
+            philosopher(meals, down, up, left, right, eat)
         }));
     }
     drop((down_tx, up_tx));
@@ -125,7 +150,7 @@ fn main() {
     let meals: u64 = flags.get("meals", 10_000);
     let (eaten, ns) = common::runtime(workers).run(move || {
         let t0 = Instant::now();
-        let eaten = college(meals);
+        let eaten = college(meals, ());
         (eaten, common::per_op_ns(t0.elapsed(), eaten))
     });
     assert_eq!(eaten, meals * N as u64, "meals lost");

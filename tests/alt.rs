@@ -2,8 +2,8 @@
 //! workers, fairness under sustained load, 100,000 alts whose timeouts fire,
 //! alt-to-alt on shared ends, and poison reaching alts.
 
-use hoare::{alt, any2any, any2one, fair_alt, one2one, Alt, Fair, Receiver, Runtime, Sender};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use hoare::{alt, any2any, fair_alt, one2one, Alt, Fair, Receiver, Runtime};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,123 +14,48 @@ fn rt() -> Runtime {
         .build()
 }
 
-const PHILS: usize = 5;
+// The college of the example itself (its `main` and flag parsing go unused here).
+#[allow(dead_code)]
+#[path = "../examples/dining_philosophers.rs"]
+mod dining_philosophers;
 
-fn fork(left: Receiver<()>, right: Receiver<()>) {
-    let (mut l, mut r) = (true, true);
-    while l || r {
-        alt! {
-            recv(left) if l -> v => match v {
-                Ok(()) => l = left.recv().is_ok(),
-                Err(_) => l = false,
-            },
-            recv(right) if r -> v => match v {
-                Ok(()) => r = right.recv().is_ok(),
-                Err(_) => r = false,
-            },
-        }
-    }
+/// Checks the college while it runs: a philosopher eats holding both its forks (no
+/// neighbour holds them), and the butler never seats all the philosophers at once.
+#[derive(Clone, Default)]
+struct CollegeChecks {
+    max_seated: Arc<AtomicUsize>,
+    forks_held: Arc<[AtomicUsize; dining_philosophers::N]>,
 }
 
-fn butler(down: Receiver<()>, up: Receiver<()>, max_seated: Arc<AtomicUsize>) {
-    let (mut seated, mut d, mut u) = (0usize, true, true);
-    while d || u {
-        alt! {
-            recv(up) if u -> v => match v {
-                Ok(()) => seated -= 1,
-                Err(_) => u = false,
-            },
-            recv(down) if d && seated < PHILS - 1 -> v => match v {
-                Ok(()) => {
-                    seated += 1;
-                    max_seated.fetch_max(seated, Ordering::Relaxed);
-                }
-                Err(_) => d = false,
-            },
-        }
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn philosopher(
-    meals: u64,
-    down: Sender<(), hoare::Any>,
-    up: Sender<(), hoare::Any>,
-    left: Sender<()>,
-    right: Sender<()>,
-    eaten: Arc<AtomicU64>,
-    forks_held: Arc<[AtomicUsize; PHILS]>,
-    me: usize,
-) {
-    for _ in 0..meals {
-        down.send(()).unwrap();
-        left.send(()).unwrap();
-        right.send(()).unwrap();
-        // Both forks are ours: no neighbour can hold them.
-        for f in [me, (me + 1) % PHILS] {
+impl dining_philosophers::Watch for CollegeChecks {
+    fn eat(&self, p: usize) {
+        let forks = [p, (p + 1) % dining_philosophers::N];
+        for f in forks {
             assert_eq!(
-                forks_held[f].swap(1, Ordering::SeqCst),
+                self.forks_held[f].swap(1, Ordering::SeqCst),
                 0,
                 "fork {f} shared"
             );
         }
-        eaten.fetch_add(1, Ordering::Relaxed);
-        for f in [me, (me + 1) % PHILS] {
-            forks_held[f].store(0, Ordering::SeqCst);
+        for f in forks {
+            self.forks_held[f].store(0, Ordering::SeqCst);
         }
-        left.send(()).unwrap();
-        right.send(()).unwrap();
-        up.send(()).unwrap();
+    }
+
+    fn seated(&self, seated: usize) {
+        self.max_seated.fetch_max(seated, Ordering::Relaxed);
     }
 }
 
 #[test]
 fn dining_philosophers_all_workers() {
+    use dining_philosophers::{college, N};
     const MEALS: u64 = 4000;
-    let (eaten, max_seated) = rt().run(|| {
-        let eaten = Arc::new(AtomicU64::new(0));
-        let max_seated = Arc::new(AtomicUsize::new(0));
-        let forks_held: Arc<[AtomicUsize; PHILS]> = Arc::new(Default::default());
-        let (down_tx, down_rx) = any2one::<()>();
-        let (up_tx, up_rx) = any2one::<()>();
-        let ms = max_seated.clone();
-        let mut hs = vec![hoare::spawn(move || butler(down_rx, up_rx, ms))];
-        let mut phil_left = Vec::new(); // phil i -> fork i
-        let mut phil_right = Vec::new(); // phil i -> fork i+1
-        let mut fork_right = Vec::new();
-        let mut fork_left = Vec::new();
-        for _ in 0..PHILS {
-            let (tx, rx) = one2one::<()>();
-            phil_left.push(Some(tx));
-            fork_right.push(Some(rx));
-            let (tx, rx) = one2one::<()>();
-            phil_right.push(Some(tx));
-            fork_left.push(Some(rx));
-        }
-        for f in 0..PHILS {
-            let right = fork_right[f].take().unwrap();
-            let left = fork_left[(f + PHILS - 1) % PHILS].take().unwrap();
-            hs.push(hoare::spawn(move || fork(left, right)));
-        }
-        for p in 0..PHILS {
-            let (down, up) = (down_tx.clone(), up_tx.clone());
-            let (left, right) = (phil_left[p].take().unwrap(), phil_right[p].take().unwrap());
-            let (eaten, held) = (eaten.clone(), forks_held.clone());
-            hs.push(hoare::spawn(move || {
-                philosopher(MEALS, down, up, left, right, eaten, held, p)
-            }));
-        }
-        drop((down_tx, up_tx));
-        for h in hs {
-            h.join().unwrap();
-        }
-        (
-            eaten.load(Ordering::Relaxed),
-            max_seated.load(Ordering::Relaxed),
-        )
-    });
-    assert_eq!(eaten, MEALS * PHILS as u64);
-    assert!(max_seated < PHILS);
+    let checks = CollegeChecks::default();
+    let watch = checks.clone();
+    let eaten = rt().run(move || college(MEALS, watch));
+    assert_eq!(eaten, MEALS * N as u64);
+    assert!(checks.max_seated.load(Ordering::Relaxed) < N);
 }
 
 /// Four writers, each always ready on its own channel: a fair alt serves them all

@@ -8,6 +8,7 @@ use crate::chan::{Entry, Packet};
 use crate::chan::{RawChan, RecvCommit, RecvError, SelectLock, Selected, SendCommit, SendError};
 use crate::timer::Timer;
 use crate::waiter::Waiter;
+use std::marker::PhantomData;
 use std::ptr;
 use std::time::Instant;
 
@@ -125,44 +126,170 @@ impl<'a, T> LockRef<'a, T> {
     }
 }
 
-/// A receive guard.
+/// What a receive guard and a send guard do differently; [`ChanCase`] does the
+/// rest (locking, trying, registering, recording the result) for both.
+///
+/// Implemented by [`RecvDir`] and [`SendDir`] only: the trait is not reachable
+/// from other crates.
 #[doc(hidden)]
-pub struct RecvCase<'a, T> {
+pub trait Direction<'a, T: 'a> {
+    /// A communication decided under the lock, completed after every lock is
+    /// released.
+    type Commit;
+    /// The guard's result.
+    type Output;
+    /// The `expect` message of a chosen guard without a result.
+    const NO_RESULT: &'static str;
+    /// Under the lock: tries the communication (`packet` is the case's).
+    fn try_select(lock: &mut SelectLock<'a, T>, packet: &mut Packet<T>) -> Selected<Self::Commit>;
+    /// Completes a decided communication.
+    fn complete(commit: Self::Commit) -> Self::Output;
+    /// The result when the channel was found poisoned.
+    fn poisoned(packet: &mut Packet<T>) -> Self::Output;
+    /// The result when a partner completed the communication while the alt waited.
+    fn passive(packet: &mut Packet<T>) -> Self::Output;
+    /// Under the lock: registers `entry` on the channel's queue of this direction.
+    ///
+    /// # Safety
+    /// As [`SelectLock::register_send`]; `entry`'s packet is empty for a receive
+    /// and holds the value for a send.
+    unsafe fn register(lock: &mut SelectLock<'a, T>, entry: Entry);
+}
+
+/// The receive direction of a [`ChanCase`].
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum RecvDir {}
+
+impl<'a, T: 'a> Direction<'a, T> for RecvDir {
+    type Commit = RecvCommit<'a, T>;
+    type Output = Result<T, RecvError>;
+    const NO_RESULT: &'static str = "hoare: the chosen receive guard has no result";
+
+    #[inline]
+    fn try_select(lock: &mut SelectLock<'a, T>, _packet: &mut Packet<T>) -> Selected<Self::Commit> {
+        lock.try_select_recv()
+    }
+
+    #[inline]
+    fn complete(commit: Self::Commit) -> Self::Output {
+        Ok(commit.complete())
+    }
+
+    #[inline]
+    fn poisoned(_packet: &mut Packet<T>) -> Self::Output {
+        Err(RecvError::Poisoned)
+    }
+
+    fn passive(packet: &mut Packet<T>) -> Self::Output {
+        Ok(packet
+            .take()
+            .expect("hoare: an alt's receive completed without a value"))
+    }
+
+    unsafe fn register(lock: &mut SelectLock<'a, T>, entry: Entry) {
+        // SAFETY: forwarded from the caller: the waiter and the (empty) packet stay
+        // put until `unregister`.
+        unsafe { lock.register_recv(entry) }
+    }
+}
+
+/// The send direction of a [`ChanCase`].
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum SendDir {}
+
+impl<'a, T: 'a> Direction<'a, T> for SendDir {
+    type Commit = SendCommit<T>;
+    type Output = Result<(), SendError<T>>;
+    const NO_RESULT: &'static str = "hoare: the chosen send guard has no result";
+
+    #[inline]
+    fn try_select(lock: &mut SelectLock<'a, T>, packet: &mut Packet<T>) -> Selected<Self::Commit> {
+        lock.try_select_send(packet)
+    }
+
+    #[inline]
+    fn complete(commit: Self::Commit) -> Self::Output {
+        commit.complete();
+        Ok(())
+    }
+
+    fn poisoned(packet: &mut Packet<T>) -> Self::Output {
+        Err(SendError(
+            packet
+                .take()
+                .expect("hoare: a poisoned send guard lost its value"),
+        ))
+    }
+
+    #[inline]
+    fn passive(_packet: &mut Packet<T>) -> Self::Output {
+        Ok(())
+    }
+
+    unsafe fn register(lock: &mut SelectLock<'a, T>, entry: Entry) {
+        // SAFETY: forwarded from the caller: the waiter and the packet (which holds
+        // the value) stay put until `unregister`.
+        unsafe { lock.register_send(entry) }
+    }
+}
+
+/// A channel guard: a [`RecvCase`] or a [`SendCase`].
+#[doc(hidden)]
+pub struct ChanCase<'a, T, D: Direction<'a, T>> {
     chan: Option<&'a RawChan<T>>,
     lock: LockRef<'a, T>,
-    commit: Option<RecvCommit<'a, T>>,
+    commit: Option<D::Commit>,
     packet: Packet<T>,
-    result: Option<Result<T, RecvError>>,
+    result: Option<D::Output>,
+    dir: PhantomData<D>,
+}
+
+/// A receive guard.
+#[doc(hidden)]
+pub type RecvCase<'a, T> = ChanCase<'a, T, RecvDir>;
+
+/// A send guard. Its value lives in the case; if another guard is chosen it stays
+/// there (see [`into_unsent`](ChanCase::into_unsent)).
+#[doc(hidden)]
+pub type SendCase<'a, T> = ChanCase<'a, T, SendDir>;
+
+impl<'a, T, D: Direction<'a, T>> ChanCase<'a, T, D> {
+    #[inline]
+    fn with(chan: Option<&'a RawChan<T>>, packet: Packet<T>) -> Self {
+        Self {
+            chan,
+            lock: LockRef::new(),
+            commit: None,
+            packet,
+            result: None,
+            dir: PhantomData,
+        }
+    }
+
+    /// The result, if this guard was chosen (consumes the case; the unsent value
+    /// of a send guard is dropped).
+    #[inline]
+    pub fn into_chosen(mut self) -> Option<D::Output> {
+        self.result.take()
+    }
+
+    pub(crate) fn take_result(&mut self) -> D::Output {
+        self.result.take().expect(D::NO_RESULT)
+    }
+
+    #[inline]
+    fn chan(&self) -> &'a RawChan<T> {
+        self.chan.expect("hoare: a disabled guard was used")
+    }
 }
 
 impl<'a, T> RecvCase<'a, T> {
     /// A receive guard on `chan` (`None`: precondition false).
     #[inline]
     pub fn new(chan: Option<&'a RawChan<T>>) -> Self {
-        Self {
-            chan,
-            lock: LockRef::new(),
-            commit: None,
-            packet: Packet::empty(),
-            result: None,
-        }
-    }
-
-    /// The result, if this guard was chosen (consumes the case).
-    #[inline]
-    pub fn into_chosen(mut self) -> Option<Result<T, RecvError>> {
-        self.result.take()
-    }
-
-    pub(crate) fn take_result(&mut self) -> Result<T, RecvError> {
-        self.result
-            .take()
-            .expect("hoare: the chosen receive guard has no result")
-    }
-
-    #[inline]
-    fn chan(&self) -> &'a RawChan<T> {
-        self.chan.expect("hoare: a disabled guard was used")
+        Self::with(chan, Packet::empty())
     }
 
     /// The channel (a [`RecvAny`](super::RecvAny) case is always enabled).
@@ -185,137 +312,14 @@ impl<'a, T> RecvCase<'a, T> {
     }
 }
 
-// SAFETY: `addr` is the address of the channel `lock_own` locks.
-unsafe impl<T> Case for RecvCase<'_, T> {
-    #[inline]
-    fn kind(&self) -> Kind {
-        if self.chan.is_some() {
-            Kind::Chan
-        } else {
-            Kind::Off
-        }
-    }
-
-    #[inline]
-    fn addr(&self) -> usize {
-        self.chan().addr()
-    }
-
-    #[inline]
-    fn try_alone(&mut self) -> bool {
-        let mut g = self.chan().lock();
-        match g.try_select_recv() {
-            Selected::Ready(c) => {
-                drop(g);
-                self.result = Some(Ok(c.complete()));
-                true
-            }
-            Selected::Poisoned => {
-                drop(g);
-                self.result = Some(Err(RecvError::Poisoned));
-                true
-            }
-            Selected::NotReady => false,
-        }
-    }
-
-    fn lock_own(&mut self) {
-        self.lock.own = Some(self.chan().lock());
-        self.lock.shared = ptr::null_mut();
-    }
-
-    fn lock_slot(&mut self) -> *mut () {
-        &mut self.lock.own as *mut Option<SelectLock<'_, T>> as *mut ()
-    }
-
-    unsafe fn lock_shared(&mut self, slot: *mut ()) {
-        self.lock.shared = slot as *mut Option<SelectLock<'_, T>>;
-    }
-
-    fn unlock(&mut self) {
-        self.lock.unlock();
-    }
-
-    fn try_locked(&mut self) -> bool {
-        match self.lock.get().try_select_recv() {
-            Selected::Ready(c) => {
-                self.commit = Some(c);
-                true
-            }
-            Selected::Poisoned => {
-                self.result = Some(Err(RecvError::Poisoned));
-                true
-            }
-            Selected::NotReady => false,
-        }
-    }
-
-    unsafe fn register(&mut self, waiter: *const Waiter, token: usize) {
-        let packet: *const Packet<T> = &self.packet;
-        // SAFETY: forwarded from the caller: the waiter and this case (so the packet)
-        // stay put until `unregister`; the packet is empty.
-        unsafe {
-            self.lock
-                .get()
-                .register_recv(Entry::new(waiter, token, packet))
-        };
-    }
-
-    fn unregister(&mut self, waiter: *const Waiter) {
-        self.chan().lock().unregister(waiter);
-    }
-
-    fn complete(&mut self) {
-        if let Some(c) = self.commit.take() {
-            self.result = Some(Ok(c.complete()));
-        }
-    }
-
-    fn passive(&mut self, poisoned: bool) {
-        self.result = Some(if poisoned {
-            Err(RecvError::Poisoned)
-        } else {
-            Ok(self
-                .packet
-                .take()
-                .expect("hoare: an alt's receive completed without a value"))
-        });
-    }
-}
-
-/// A send guard. Its value lives in the case; if another guard is chosen it stays
-/// there (see [`into_unsent`](SendCase::into_unsent)).
-#[doc(hidden)]
-pub struct SendCase<'a, T> {
-    chan: Option<&'a RawChan<T>>,
-    lock: LockRef<'a, T>,
-    commit: Option<SendCommit<T>>,
-    packet: Packet<T>,
-    result: Option<Result<(), SendError<T>>>,
-}
-
 impl<'a, T> SendCase<'a, T> {
     /// A send guard of `value` on `chan` (`None`: precondition false).
     #[inline]
     pub fn new(arg: Option<(&'a RawChan<T>, T)>) -> Self {
-        let (chan, packet) = match arg {
-            Some((c, v)) => (Some(c), Packet::with_value(v)),
-            None => (None, Packet::empty()),
-        };
-        Self {
-            chan,
-            lock: LockRef::new(),
-            commit: None,
-            packet,
-            result: None,
+        match arg {
+            Some((c, v)) => Self::with(Some(c), Packet::with_value(v)),
+            None => Self::with(None, Packet::empty()),
         }
-    }
-
-    /// The result, if this guard was chosen (consumes the case; an unsent value is
-    /// dropped).
-    #[inline]
-    pub fn into_chosen(mut self) -> Option<Result<(), SendError<T>>> {
-        self.result.take()
     }
 
     /// The value, if it was not sent.
@@ -329,29 +333,10 @@ impl<'a, T> SendCase<'a, T> {
         }
         self.packet.take()
     }
-
-    pub(crate) fn take_result(&mut self) -> Result<(), SendError<T>> {
-        self.result
-            .take()
-            .expect("hoare: the chosen send guard has no result")
-    }
-
-    #[inline]
-    fn chan(&self) -> &'a RawChan<T> {
-        self.chan.expect("hoare: a disabled guard was used")
-    }
-
-    fn poisoned_result(&mut self) -> Result<(), SendError<T>> {
-        Err(SendError(
-            self.packet
-                .take()
-                .expect("hoare: a poisoned send guard lost its value"),
-        ))
-    }
 }
 
 // SAFETY: `addr` is the address of the channel `lock_own` locks.
-unsafe impl<T> Case for SendCase<'_, T> {
+unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
     #[inline]
     fn kind(&self) -> Kind {
         if self.chan.is_some() {
@@ -369,16 +354,15 @@ unsafe impl<T> Case for SendCase<'_, T> {
     #[inline]
     fn try_alone(&mut self) -> bool {
         let mut g = self.chan().lock();
-        match g.try_select_send(&mut self.packet) {
+        match D::try_select(&mut g, &mut self.packet) {
             Selected::Ready(c) => {
                 drop(g);
-                c.complete();
-                self.result = Some(Ok(()));
+                self.result = Some(D::complete(c));
                 true
             }
             Selected::Poisoned => {
                 drop(g);
-                self.result = Some(self.poisoned_result());
+                self.result = Some(D::poisoned(&mut self.packet));
                 true
             }
             Selected::NotReady => false,
@@ -403,13 +387,13 @@ unsafe impl<T> Case for SendCase<'_, T> {
     }
 
     fn try_locked(&mut self) -> bool {
-        match self.lock.get().try_select_send(&mut self.packet) {
+        match D::try_select(self.lock.get(), &mut self.packet) {
             Selected::Ready(c) => {
                 self.commit = Some(c);
                 true
             }
             Selected::Poisoned => {
-                self.result = Some(self.poisoned_result());
+                self.result = Some(D::poisoned(&mut self.packet));
                 true
             }
             Selected::NotReady => false,
@@ -418,12 +402,10 @@ unsafe impl<T> Case for SendCase<'_, T> {
 
     unsafe fn register(&mut self, waiter: *const Waiter, token: usize) {
         let packet: *const Packet<T> = &self.packet;
-        // SAFETY: forwarded from the caller; the packet holds the value.
-        unsafe {
-            self.lock
-                .get()
-                .register_send(Entry::new(waiter, token, packet))
-        };
+        // SAFETY: forwarded from the caller: the waiter and this case (so the packet)
+        // stay put until `unregister`; the packet is empty for a receive (nothing
+        // was handed to it yet) and holds the value for a send.
+        unsafe { D::register(self.lock.get(), Entry::new(waiter, token, packet)) };
     }
 
     fn unregister(&mut self, waiter: *const Waiter) {
@@ -432,16 +414,15 @@ unsafe impl<T> Case for SendCase<'_, T> {
 
     fn complete(&mut self) {
         if let Some(c) = self.commit.take() {
-            c.complete();
-            self.result = Some(Ok(()));
+            self.result = Some(D::complete(c));
         }
     }
 
     fn passive(&mut self, poisoned: bool) {
         self.result = Some(if poisoned {
-            self.poisoned_result()
+            D::poisoned(&mut self.packet)
         } else {
-            Ok(())
+            D::passive(&mut self.packet)
         });
     }
 }
