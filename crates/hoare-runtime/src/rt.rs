@@ -501,7 +501,8 @@ impl WorkerLocal {
         } else {
             MAX_STREAK_SHARED
         };
-        if streak < max || self.queue.is_empty() {
+        let next_first = streak < max || self.queue.is_empty();
+        if next_first {
             if let Some(t) = self.take_next(self.index) {
                 self.streak.set(streak + 1);
                 return Some(t);
@@ -515,8 +516,10 @@ impl WorkerLocal {
             }
             return Some(t);
         }
-        if let Some(t) = self.take_next(self.index) {
-            return Some(t);
+        if !next_first {
+            if let Some(t) = self.take_next(self.index) {
+                return Some(t);
+            }
         }
         // SAFETY: `yielded` is only touched by this worker's thread, never reentrantly.
         if let Some(t) = unsafe { (*self.yielded.get()).pop_front() } {
