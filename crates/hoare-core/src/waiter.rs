@@ -257,18 +257,23 @@ impl Waiter {
     // blocking operation (each level costs a mispredicted return after the switch).
     #[inline]
     pub fn wait(&self, deadline: Option<Instant>) -> Outcome {
-        park::with_current(|p| {
-            if let Some(d) = deadline {
-                if !p.park_until(d) {
-                    if self.try_abort_quiet(TIMED_OUT) {
-                        return Outcome::Aborted { token: TIMED_OUT };
-                    }
-                    return self.wait_committed(p);
+        park::with_current(|p| self.wait_as(p, deadline))
+    }
+
+    /// [`wait`](Self::wait) for a caller that already has the current party `p`
+    /// (saves looking it up again).
+    #[inline]
+    pub fn wait_as(&self, p: &dyn Park, deadline: Option<Instant>) -> Outcome {
+        if let Some(d) = deadline {
+            if !p.park_until(d) {
+                if self.try_abort_quiet(TIMED_OUT) {
+                    return Outcome::Aborted { token: TIMED_OUT };
                 }
-                return self.outcome();
+                return self.wait_committed(p);
             }
-            self.wait_committed(p)
-        })
+            return self.outcome();
+        }
+        self.wait_committed(p)
     }
 
     /// [`wait`](Self::wait) without a deadline, for a waiter registered under the

@@ -6,6 +6,7 @@ use super::error::{RecvFail, SendFail};
 use super::rendezvous::Zero;
 use super::select::Selected;
 use super::waitq::{Entry, Packet};
+use crate::park;
 use crate::sync::{AtomicUsize, Ordering};
 use crate::waiter::{Outcome, Waiter};
 use std::time::Instant;
@@ -75,34 +76,53 @@ impl<T> Drop for UnregisterOnUnwind<'_, T> {
 }
 
 impl<T> RawChan<T> {
-    /// Waits on `waiter`, registered in this channel under `g`; if the wait unwinds,
-    /// takes the entry out first. Without a deadline the guard is released only
-    /// once the party is parked (see [`Waiter::wait_releasing`]), which saves the
-    /// runtime a compare-and-swap per park.
+    /// Blocks the current party on this channel: makes its waiter, lets `register`
+    /// put it in a queue under `g`, waits (without a deadline, `g` is released only
+    /// once the party is parked, see [`crate::park::park_releasing`], which saves the
+    /// runtime a compare-and-swap per park), takes the entry out again if the wait
+    /// timed out or unwinds, and hands the outcome to `done`. The current party is
+    /// looked up once for all of it.
     ///
     /// # Safety
-    /// `waiter` was registered under `g`, as an exclusive entry when `deadline` is
-    /// `None` (every party that can end the wait then takes this channel's lock).
+    /// `register` must register the waiter it is given under `g`, as an exclusive
+    /// entry when `deadline` is `None` (every party that can end the wait then takes
+    /// this channel's lock), with a packet that stays put until `done` returns.
     // Always inlined: each call level between the blocking operation and the
     // switch costs a mispredicted return after it.
     #[inline(always)]
-    unsafe fn wait_registered<G>(
+    unsafe fn block<G, R>(
         &self,
-        waiter: &Waiter,
-        g: G,
+        mut g: G,
         deadline: Option<Instant>,
-    ) -> Outcome {
-        let guard = UnregisterOnUnwind { chan: self, waiter };
-        let out = match deadline {
-            // SAFETY: the caller's contract is the one `wait_releasing` needs.
-            None => unsafe { waiter.wait_releasing(g) },
-            Some(_) => {
-                drop(g);
-                waiter.wait(deadline)
+        register: impl FnOnce(&mut G, *const Waiter),
+        done: impl FnOnce(Outcome) -> R,
+    ) -> R {
+        park::with_current(|p| {
+            let waiter = Waiter::new(p.unparker());
+            register(&mut g, &waiter);
+            let guard = UnregisterOnUnwind {
+                chan: self,
+                waiter: &waiter,
+            };
+            let out = match deadline {
+                None => {
+                    // SAFETY: the caller's contract is the one `park_releasing`
+                    // needs; the waiter's one unpark comes from a party that took
+                    // this channel's lock after `g` was released.
+                    unsafe { park::park_releasing(p, g) };
+                    waiter.outcome()
+                }
+                Some(_) => {
+                    drop(g);
+                    waiter.wait_as(p, deadline)
+                }
+            };
+            std::mem::forget(guard);
+            if let Outcome::Aborted { .. } = out {
+                self.lock().unregister(&waiter);
             }
-        };
-        std::mem::forget(guard);
-        out
+            done(out)
+        })
     }
 
     pub(crate) fn new(policy: Option<Policy>) -> Self {
@@ -147,31 +167,35 @@ impl<T> RawChan<T> {
             }
             Selected::Poisoned => {
                 drop(g);
-                return Err(SendFail::Poisoned(take(packet)));
+                return Err(SendFail::Poisoned(take(&mut packet)));
             }
             Selected::NotReady => {}
         }
         let Wait::Until(deadline) = wait else {
             drop(g);
-            return Err(SendFail::Full(take(packet)));
+            return Err(SendFail::Full(take(&mut packet)));
         };
-        let waiter = Waiter::for_current();
-        // SAFETY: `waiter` and `packet` live on this frame until we return, and we
-        // unregister below unless the party that ended the wait removed the entry
-        // (a claimer pops it, poison drains the queue). Without a deadline the entry
-        // is exclusive: this party never aborts, and every other party that can end
-        // the wait does so under this channel's lock.
-        unsafe { g.register_send(Entry::plain(&waiter, &packet, deadline.is_none())) };
-        // SAFETY: registered just above under `g`, exclusive without a deadline.
-        match unsafe { self.wait_registered(&waiter, g, deadline) } {
-            Outcome::Done {
-                poisoned: false, ..
-            } => Ok(()),
-            Outcome::Done { poisoned: true, .. } => Err(SendFail::Poisoned(take(packet))),
-            Outcome::Aborted { .. } => {
-                self.lock().unregister(&waiter);
-                Err(SendFail::Timeout(take(packet)))
-            }
+        let pk: *const Packet<T> = &packet;
+        // SAFETY: the waiter lives in `block` and `packet` on this frame until we
+        // return, and the entry is taken out unless the party that ended the wait
+        // removed it (a claimer pops it, poison drains the queue). Without a
+        // deadline the entry is exclusive: this party never aborts, and every other
+        // party that can end the wait does so under this channel's lock.
+        unsafe {
+            self.block(
+                g,
+                deadline,
+                |g, w| g.register_send(Entry::plain(w, pk, deadline.is_none())),
+                |out| match out {
+                    Outcome::Done {
+                        poisoned: false, ..
+                    } => Ok(()),
+                    Outcome::Done { poisoned: true, .. } => {
+                        Err(SendFail::Poisoned(take(&mut packet)))
+                    }
+                    Outcome::Aborted { .. } => Err(SendFail::Timeout(take(&mut packet))),
+                },
+            )
         }
     }
 
@@ -189,21 +213,23 @@ impl<T> RawChan<T> {
             return Err(RecvFail::Empty);
         };
         let mut packet = Packet::empty();
-        let waiter = Waiter::for_current();
+        let pk: *const Packet<T> = &packet;
         // SAFETY: as in `send`.
-        unsafe { g.register_recv(Entry::plain(&waiter, &packet, deadline.is_none())) };
-        // SAFETY: registered just above under `g`, exclusive without a deadline.
-        match unsafe { self.wait_registered(&waiter, g, deadline) } {
-            Outcome::Done {
-                poisoned: false, ..
-            } => Ok(packet
-                .take()
-                .expect("hoare: a receive completed without a value")),
-            Outcome::Done { poisoned: true, .. } => Err(RecvFail::Poisoned),
-            Outcome::Aborted { .. } => {
-                self.lock().unregister(&waiter);
-                Err(RecvFail::Timeout)
-            }
+        unsafe {
+            self.block(
+                g,
+                deadline,
+                |g, w| g.register_recv(Entry::plain(w, pk, deadline.is_none())),
+                |out| match out {
+                    Outcome::Done {
+                        poisoned: false, ..
+                    } => Ok(packet
+                        .take()
+                        .expect("hoare: a receive completed without a value")),
+                    Outcome::Done { poisoned: true, .. } => Err(RecvFail::Poisoned),
+                    Outcome::Aborted { .. } => Err(RecvFail::Timeout),
+                },
+            )
         }
     }
 
@@ -221,28 +247,30 @@ impl<T> RawChan<T> {
             return Err(RecvFail::Empty);
         };
         let mut packet = Packet::extended();
-        let waiter = Waiter::for_current();
+        let pk: *const Packet<T> = &packet;
         // SAFETY: as in `send`.
-        unsafe { g.register_recv(Entry::plain(&waiter, &packet, deadline.is_none())) };
-        // SAFETY: as in `recv`.
-        match unsafe { self.wait_registered(&waiter, g, deadline) } {
-            Outcome::Done {
-                poisoned: false, ..
-            } => {
-                let _end = ExtEnd {
-                    chan: self,
-                    writer: packet.writer(),
-                };
-                let v = packet
-                    .take()
-                    .expect("hoare: a receive completed without a value");
-                Ok(f(v))
-            }
-            Outcome::Done { poisoned: true, .. } => Err(RecvFail::Poisoned),
-            Outcome::Aborted { .. } => {
-                self.lock().unregister(&waiter);
-                Err(RecvFail::Timeout)
-            }
+        unsafe {
+            self.block(
+                g,
+                deadline,
+                |g, w| g.register_recv(Entry::plain(w, pk, deadline.is_none())),
+                |out| match out {
+                    Outcome::Done {
+                        poisoned: false, ..
+                    } => {
+                        let _end = ExtEnd {
+                            chan: self,
+                            writer: packet.writer(),
+                        };
+                        let v = packet
+                            .take()
+                            .expect("hoare: a receive completed without a value");
+                        Ok(f(v))
+                    }
+                    Outcome::Done { poisoned: true, .. } => Err(RecvFail::Poisoned),
+                    Outcome::Aborted { .. } => Err(RecvFail::Timeout),
+                },
+            )
         }
     }
 
@@ -269,6 +297,6 @@ impl<T> RawChan<T> {
     }
 }
 
-fn take<T>(p: Packet<T>) -> T {
-    p.into_inner().expect("hoare: a failed send lost its value")
+fn take<T>(p: &mut Packet<T>) -> T {
+    p.take().expect("hoare: a failed send lost its value")
 }
