@@ -134,6 +134,8 @@ pub(crate) fn fresh_ids(n: u64) -> u64 {
 pub(crate) struct WorkerLocal {
     pub(crate) index: usize,
     pub(crate) shared: *const Shared,
+    /// `&shared.workers[index]`, kept so the hand-off path indexes nothing.
+    me: *const WorkerShared,
     queue: Worker<Task>,
     /// Processes that yielded while every other worker was busy: kept private (no
     /// atomic operation per yield), run after the queue is empty.
@@ -141,8 +143,10 @@ pub(crate) struct WorkerLocal {
     free: UnsafeCell<Vec<usize>>,
     ids: Cell<(u64, u64)>,
     tick: Cell<u32>,
-    /// Processes run in a row from the next slot (see `MAX_STREAK`).
+    /// Processes run in a row from the next slot, and how many may (see
+    /// `MAX_STREAK_*`).
     streak: Cell<u32>,
+    max_streak: u32,
     /// Per other worker: its `ticks` (its `drained`) when this worker first saw
     /// a process in its next slot (a lone task in its queue), and when (see
     /// `stalled`).
@@ -299,6 +303,13 @@ impl WorkerLocal {
         unsafe { &*self.shared }
     }
 
+    /// This worker's shared half.
+    #[inline(always)]
+    fn me(&self) -> &WorkerShared {
+        // SAFETY: points into `shared.workers`, alive as long as `shared` (above).
+        unsafe { &*self.me }
+    }
+
     /// A woken or newly spawned process goes to the "next" slot; the one it displaces
     /// goes to the queue, and then another worker may be needed.
     #[inline]
@@ -310,7 +321,7 @@ impl WorkerLocal {
             sh.idle.notify_worker(pin as usize);
             return;
         }
-        let next = &self.shared().workers[self.index].next;
+        let next = &self.me().next;
         // Only this worker stores non-null values (thieves only take), so an empty
         // slot stays empty until our store: no read-modify-write needed then.
         let cur = next.load(Ordering::Relaxed);
@@ -349,7 +360,11 @@ impl WorkerLocal {
 
     #[inline]
     fn take_next(&self, w: usize) -> Option<Task> {
-        let next = &self.shared().workers[w].next;
+        let next = if w == self.index {
+            &self.me().next
+        } else {
+            &self.shared().workers[w].next
+        };
         let p = next.load(Ordering::Relaxed);
         if p.is_null() {
             return None;
@@ -370,7 +385,7 @@ impl WorkerLocal {
     #[inline]
     fn push_back(&self, t: Task) {
         if t.proc().pin.get() < PIN_PENDING {
-            self.shared().workers[self.index].pinned.push(t);
+            self.me().pinned.push(t);
         } else {
             self.queue.push(t);
         }
@@ -422,7 +437,7 @@ impl WorkerLocal {
     }
 
     fn pop_pinned(&self) -> Option<Task> {
-        let q = &self.shared().workers[self.index].pinned;
+        let q = &self.me().pinned;
         loop {
             match q.steal() {
                 Steal::Success(t) => return Some(t),
@@ -496,12 +511,7 @@ impl WorkerLocal {
             }
         }
         let streak = self.streak.get();
-        let max = if self.solo {
-            MAX_STREAK_SOLO
-        } else {
-            MAX_STREAK_SHARED
-        };
-        let next_first = streak < max || self.queue.is_empty();
+        let next_first = streak < self.max_streak || self.queue.is_empty();
         if next_first {
             if let Some(t) = self.take_next(self.index) {
                 self.streak.set(streak + 1);
@@ -511,7 +521,7 @@ impl WorkerLocal {
         if let Some(t) = self.queue.pop() {
             self.streak.set(0);
             if !self.solo && self.queue.is_empty() {
-                let d = &self.shared().workers[self.index].drained;
+                let d = &self.me().drained;
                 d.store(d.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
             }
             return Some(t);
@@ -726,7 +736,7 @@ impl WorkerLocal {
     /// The caller holds `t`.
     unsafe fn run(&self, mut t: Task) {
         let sh = self.shared();
-        let ticks = &sh.workers[self.index].ticks;
+        let ticks = &self.me().ticks;
         loop {
             if !self.solo {
                 ticks.store(
@@ -848,12 +858,9 @@ impl WorkerLocal {
         let sh = self.shared();
         // SAFETY: as in `find_local`.
         !unsafe { (*self.yielded.get()).is_empty() }
-            || !sh.workers[self.index]
-                .next
-                .load(Ordering::Relaxed)
-                .is_null()
+            || !self.me().next.load(Ordering::Relaxed).is_null()
             || !sh.injector.is_empty()
-            || !sh.workers[self.index].pinned.is_empty()
+            || !self.me().pinned.is_empty()
             || sh.shutdown.load(Ordering::Relaxed)
     }
 
@@ -1133,12 +1140,18 @@ fn worker_thread(shared: Arc<Shared>, index: usize, queue: Worker<Task>) {
     let local = WorkerLocal {
         index,
         shared: Arc::as_ptr(&shared),
+        me: &shared.workers[index],
         queue,
         yielded: UnsafeCell::new(std::collections::VecDeque::new()),
         free: UnsafeCell::new(Vec::with_capacity(LOCAL_SLOTS + 1)),
         ids: Cell::new((0, 0)),
         tick: Cell::new(0),
         streak: Cell::new(0),
+        max_streak: if shared.workers.len() == 1 {
+            MAX_STREAK_SOLO
+        } else {
+            MAX_STREAK_SHARED
+        },
         watch: UnsafeCell::new(vec![[None; 2]; shared.workers.len()]),
         saw_pending: Cell::new(false),
         nap: Cell::new(NAP_MIN),
