@@ -276,22 +276,6 @@ impl Waiter {
         self.wait_committed(p)
     }
 
-    /// [`wait`](Self::wait) without a deadline, for a waiter registered under the
-    /// lock `guard` holds: the guard is dropped once the party is parked (see
-    /// [`park::park_releasing`]), which saves the runtime a compare-and-swap per
-    /// park.
-    ///
-    /// # Safety
-    /// Every party that can commit this wait must take the lock `guard` holds
-    /// first (so no unpark can come before the party has parked), and the waiting
-    /// party must not abort it.
-    #[inline(always)]
-    pub unsafe fn wait_releasing<G>(&self, guard: G) -> Outcome {
-        // SAFETY: the caller's contract is `park_releasing`'s.
-        park::with_current(|p| unsafe { park::park_releasing(p, guard) });
-        self.outcome()
-    }
-
     fn try_abort_quiet(&self, token: usize) -> bool {
         let _alting = self.alting.then(alting_lock);
         self.state

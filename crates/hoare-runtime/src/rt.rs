@@ -268,7 +268,7 @@ pub(crate) unsafe fn schedule_woken(t: Task) {
         // code runs inside that loop (in a process or the scheduler).
         let w = unsafe { &*w };
         if ptr::eq(w.shared, shared) {
-            w.push_next(t);
+            let _ = w.push_next(t);
             return;
         }
     }
@@ -312,14 +312,15 @@ impl WorkerLocal {
 
     /// A woken or newly spawned process goes to the "next" slot; the one it displaces
     /// goes to the queue, and then another worker may be needed.
+    /// Returns whether it notified other workers (it displaced a task).
     #[inline]
-    pub(crate) fn push_next(&self, t: Task) {
+    pub(crate) fn push_next(&self, t: Task) -> bool {
         let pin = t.proc().pin.get();
         if pin < PIN_PENDING && pin as usize != self.index {
             let sh = self.shared();
             sh.workers[pin as usize].pinned.push(t);
             sh.idle.notify_worker(pin as usize);
-            return;
+            return true;
         }
         let next = &self.me().next;
         // Only this worker stores non-null values (thieves only take), so an empty
@@ -335,11 +336,13 @@ impl WorkerLocal {
         } else {
             next.swap(t.0.as_ptr(), Ordering::AcqRel)
         };
-        if !old.is_null() {
-            // SAFETY: a non-null next slot holds a task we just took over.
-            self.push_back(unsafe { Task::from_ptr(old) });
-            self.notify_queued();
+        if old.is_null() {
+            return false;
         }
+        // SAFETY: a non-null next slot holds a task we just took over.
+        self.push_back(unsafe { Task::from_ptr(old) });
+        self.notify_queued();
+        true
     }
 
     /// After queueing a task: a lone one wakes only a deep sleeper (a light one
@@ -997,8 +1000,7 @@ where
     let t = unsafe { Task::from_ptr(hp) };
     match local {
         Some(l) if !current_proc().is_null() => {
-            l.push_next(t);
-            if !l.solo {
+            if !l.push_next(t) && !l.solo {
                 // Its spawner may go on computing: a worker that sleeps for want of
                 // work should come and look (after `GRACE` it takes the process).
                 shared.idle.notify_weak();
