@@ -151,31 +151,39 @@ fn park_releasing_parks_before_the_unlock() {
     });
 }
 
+/// One unpark racing a process that checks for a token and then is parked by its
+/// worker with `park` (true: parked): exactly one of them must end up running it.
+/// Returns the state afterwards.
+fn unpark_races_park(park: fn(&ProcState) -> bool) -> Arc<ProcState> {
+    let st = Arc::new(ProcState::new());
+    let runs = Arc::new(AtomicUsize::new(0));
+    let (s2, r2) = (st.clone(), runs.clone());
+    let worker = thread::spawn(move || {
+        // The process checks for a token before suspending ...
+        if s2.take_token() {
+            r2.fetch_add(1, Ordering::SeqCst);
+            return;
+        }
+        // ... and the worker parks it after the switch.
+        if !park(&s2) {
+            r2.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    if st.unpark() {
+        runs.fetch_add(1, Ordering::SeqCst);
+    }
+    worker.join().unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    st
+}
+
 /// Catches a double run or a lost wake-up when an unpark races the worker's
 /// post-switch `try_park`: exactly one of them must end up running the process
 /// (the worker when a token was already there, else the unparker).
 #[test]
 fn unpark_races_post_switch_park() {
     loom::model(|| {
-        let st = Arc::new(ProcState::new());
-        let runs = Arc::new(AtomicUsize::new(0));
-        let (s2, r2) = (st.clone(), runs.clone());
-        let worker = thread::spawn(move || {
-            // The process checks for a token before suspending ...
-            if s2.take_token() {
-                r2.fetch_add(1, Ordering::SeqCst);
-                return;
-            }
-            // ... and the worker parks it after the switch.
-            if s2.try_park().is_none() {
-                r2.fetch_add(1, Ordering::SeqCst);
-            }
-        });
-        if st.unpark() {
-            runs.fetch_add(1, Ordering::SeqCst);
-        }
-        worker.join().unwrap();
-        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        unpark_races_park(|s| s.try_park().is_some());
     });
 }
 
@@ -188,23 +196,7 @@ fn unpark_races_post_switch_park() {
 #[test]
 fn unpark_races_post_switch_park_sole() {
     loom::model(|| {
-        let st = Arc::new(ProcState::new());
-        let runs = Arc::new(AtomicUsize::new(0));
-        let (s2, r2) = (st.clone(), runs.clone());
-        let worker = thread::spawn(move || {
-            if s2.take_token() {
-                r2.fetch_add(1, Ordering::SeqCst);
-                return;
-            }
-            if !s2.try_park_sole() {
-                r2.fetch_add(1, Ordering::SeqCst);
-            }
-        });
-        if st.unpark() {
-            runs.fetch_add(1, Ordering::SeqCst);
-        }
-        worker.join().unwrap();
-        assert_eq!(runs.load(Ordering::SeqCst), 1);
+        let st = unpark_races_park(ProcState::try_park_sole);
         // Whoever ran it left it RUNNING with no token: the next park parks.
         assert!(!st.take_token());
         assert!(st.try_park_sole());
