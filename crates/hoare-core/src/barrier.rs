@@ -98,6 +98,7 @@
 //! The plain barrier keeps its claim-free fast path.
 
 use crate::park;
+use crate::registration::{Registration, Withdraw};
 use crate::sync::{self, Arc, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Mutex, Ordering};
 use crate::waiter::{Outcome, Waiter};
 use std::fmt;
@@ -448,8 +449,14 @@ impl BarrierEnd {
     /// ends[0].sync(); // returns once the other thread has synced too
     /// t.join().unwrap();
     /// ```
+    ///
+    /// A party the runtime is [cancelling](crate::park::Park::cancelled) (it shut
+    /// down and is unwinding the party) returns at once without syncing.
     pub fn sync(&mut self) {
         let inner = &*self.inner;
+        if park::with_current(|p| p.cancelled()) {
+            return;
+        }
         assert!(
             !inner.broken.load(Ordering::Relaxed),
             "hoare: barrier broken: a party was unwound while blocked in sync"
@@ -479,24 +486,23 @@ impl BarrierEnd {
                 Err(h) => head = h,
             }
         }
-        let guard = UnwindGuard {
-            inner,
-            node: &node,
-            home: &mut self.home,
-        };
+        let reg = Registration::new(
+            BarrierSite {
+                inner,
+                node: &node,
+                home: &mut self.home,
+            },
+            &node.waiter,
+        );
         inner.leave_group(here, false);
-        let outcome = node.waiter.wait(None);
-        std::mem::forget(guard);
-        match outcome {
-            Outcome::Done {
-                token: DELEGATE, ..
-            } => {
-                // SAFETY: woken with DELEGATE: the rest of our chunk is ours to wake.
-                unsafe { wake_rest(&node) }
-            }
-            Outcome::Done { .. } => {}
-            Outcome::Aborted { .. } => unreachable!("hoare: a barrier sync has no timeout"),
-        }
+        // Not cancellable: our arrival is counted in the round, so only its
+        // completion may end the wait (a cancelled party never arrives, above).
+        let outcome = node.waiter.wait_uncancellable();
+        drop(reg);
+        debug_assert!(
+            matches!(outcome, Outcome::Done { .. }),
+            "hoare: a barrier sync has no timeout"
+        );
     }
 
     /// Leaves the barrier. If the open round was waiting only for this end, it
@@ -519,31 +525,37 @@ impl Drop for BarrierEnd {
     }
 }
 
-/// Runs only if a party unwinds out of its wait in [`BarrierEnd::sync`], which
-/// happens when a runtime shuts down and unwinds the processes still blocked.
+/// A blocked party's registration: its node in its group's stack (or, once the
+/// group's leader took the stack, in a chunk filed for the round).
 ///
-/// If nobody woke the party, its node stays linked in a group's stack or a chunk and
-/// is about to be freed with its stack: the barrier is marked broken, so no chunk is
+/// A node cannot be unlinked from a lock-free stack or a chunk, so if the wait is
+/// left while nobody has woken the party (the runtime unwinds processes still
+/// blocked when it shuts down), withdrawing marks the barrier *broken*: no chunk is
 /// walked again (the other blocked parties are never released; `sync` panics from
 /// then on), and the end is marked lost so dropping it does not resign from a round
-/// it has already been counted in. The shutdown unwinds processes one at a time with
-/// the workers stopped, so nobody walks a chunk meanwhile; a plain OS thread that
-/// completes a round on the same barrier at that very moment is not covered.
-///
-/// If the party had been woken, the barrier is fine; a delegate still wakes the rest
-/// of its chunk.
-struct UnwindGuard<'a> {
+/// it has already been counted in. If the party had been woken, the barrier is
+/// fine; a delegate still wakes the rest of its chunk.
+struct BarrierSite<'a> {
     inner: &'a Inner,
     node: &'a Node,
     home: &'a mut usize,
 }
 
-impl Drop for UnwindGuard<'_> {
-    fn drop(&mut self) {
+impl Withdraw for BarrierSite<'_> {
+    fn withdraw(&mut self) -> bool {
         if self.node.waiter.is_waiting() {
             self.inner.broken.store(true, Ordering::Release);
             *self.home = LOST;
-        } else if let Outcome::Done {
+            // Nobody walks a chunk of a broken barrier again. (A completer that
+            // took the chunk just before, on a plain thread, could still wake the
+            // node: not covered. Processes cannot: the runtime unwinds them only
+            // with its workers stopped.)
+            return false;
+        }
+        // Woken as its chunk's delegate: wake the rest (on a normal return, and
+        // also when the party is unwound before it could run again), unless some
+        // node of the chunk may be gone.
+        if let Outcome::Done {
             token: DELEGATE, ..
         } = self.node.waiter.outcome()
         {
@@ -553,5 +565,6 @@ impl Drop for UnwindGuard<'_> {
                 unsafe { wake_rest(self.node) }
             }
         }
+        false
     }
 }

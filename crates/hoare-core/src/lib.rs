@@ -6,6 +6,8 @@
 //! and loom for model checking (build with `RUSTFLAGS="--cfg loom"`).
 //!
 //! * [`waiter`]: the one commit word per wait that every wake-up goes through.
+//! * [`registration`]: the one type that undoes a waiting party's registration
+//!   on every exit, return or unwind.
 //! * [`sched`]: the protocols the scheduler is built from (process park/notify,
 //!   worker sleep/wake), kept here so loom can check them.
 
@@ -13,6 +15,7 @@ pub mod alt;
 pub mod barrier;
 pub mod chan;
 pub mod park;
+pub mod registration;
 pub mod sched;
 pub mod sync;
 pub mod timer;

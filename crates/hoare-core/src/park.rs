@@ -17,6 +17,7 @@
 //!   reference count.
 
 use crate::sync::{AtomicBool, Ordering};
+use crate::waiter::Waiter;
 use std::cell::Cell;
 use std::ptr::NonNull;
 use std::time::Instant;
@@ -65,13 +66,18 @@ impl Unparker {
 }
 
 /// How the current party blocks. See the module documentation for the contract.
+///
+/// Every park names the [`Waiter`] of the wait it belongs to (`None` for a plain
+/// sleep): a runtime records it, so that it can tell what a parked party waits for
+/// (its shutdown sweep unwinds a process only once no other party holds a claim on
+/// its wait, see [`Waiter::is_held`]).
 pub trait Park {
     /// Blocks until an unpark arrives and consumes it. Never returns spuriously.
-    fn park(&self);
+    fn park(&self, w: &Waiter);
     /// Like [`park`](Park::park) but gives up at `deadline`. Returns `true` when an
     /// unpark was consumed and `false` when the deadline passed first (the unpark, if
     /// one comes later, stays pending for the next `park`).
-    fn park_until(&self, deadline: Instant) -> bool;
+    fn park_until(&self, deadline: Instant, w: Option<&Waiter>) -> bool;
     /// The unparker that wakes this party.
     fn unparker(&self) -> Unparker;
 
@@ -89,17 +95,47 @@ pub trait Park {
     /// finds it already parked, so the runtime parks it with plain stores instead
     /// of a compare-and-swap against a racing unpark.
     ///
+    /// Returns `false`, without parking and without consuming an unpark, when the
+    /// party is [`cancelled`](Park::cancelled); `release(data)` has been called
+    /// either way. The caller must then take back what it registered (under the
+    /// lock it released) before it may leave the wait.
+    ///
     /// # Safety
     /// `release(data)` must be sound to call once, from another thread, while this
     /// party is suspended, and must not touch the party's stack after it returns
     /// (or after the store that lets others resume it). No unpark of this park may
     /// happen before `release` has begun: every party that can unpark it must first
     /// take what `release` lets go of.
-    unsafe fn park_releasing(&self, release: unsafe fn(*mut ()), data: *mut ()) {
+    unsafe fn park_releasing(
+        &self,
+        release: unsafe fn(*mut ()),
+        data: *mut (),
+        w: &Waiter,
+    ) -> bool {
         // SAFETY: the caller's contract; a thread's token keeps an unpark that comes
         // between the release and the park.
         unsafe { release(data) };
-        self.park();
+        if self.cancelled() {
+            return false;
+        }
+        self.park(w);
+        true
+    }
+
+    /// Whether the runtime is cancelling this party: it shut down while the party
+    /// was blocked and is now unwinding it (or a thread process's waits are being
+    /// cancelled). A cancelled party must not start a new wait that could block:
+    /// [`Waiter::wait`](crate::waiter::Waiter::wait) aborts such a wait at once
+    /// (channel operations then fail as on a poisoned channel, a join reports the
+    /// cancellation, a sleep or a barrier sync returns at once),
+    /// [`park_until`](Park::park_until) returns `false` at once and
+    /// [`park_releasing`](Park::park_releasing) refuses. [`park`](Park::park), which
+    /// only ever consumes the unpark of a wait another party has already committed,
+    /// still waits for it (that party is running and will deliver it).
+    ///
+    /// Default: never (a plain thread is never cancelled).
+    fn cancelled(&self) -> bool {
+        false
     }
 }
 
@@ -110,8 +146,10 @@ pub trait Park {
 /// # Safety
 /// No unpark of this park may happen before `guard` is dropped: every party that
 /// can unpark the caller must first take the lock `guard` holds.
+/// Returns `false` when the party is cancelled (see [`Park::park_releasing`]):
+/// `guard` is dropped and the party did not park.
 #[inline(always)]
-pub unsafe fn park_releasing<G>(p: &dyn Park, guard: G) {
+pub unsafe fn park_releasing<G>(p: &dyn Park, guard: G, w: &Waiter) -> bool {
     unsafe fn drop_guard<G>(data: *mut ()) {
         // SAFETY: `data` is the `Option<G>` below, on the parked party's stack,
         // which stays put while it is parked. `take` moves the guard into this
@@ -122,7 +160,7 @@ pub unsafe fn park_releasing<G>(p: &dyn Park, guard: G) {
     let mut slot = Some(guard);
     // SAFETY: `drop_guard::<G>` matches `slot`'s type; the caller guarantees that no
     // unpark comes before the guard is dropped.
-    unsafe { p.park_releasing(drop_guard::<G>, &mut slot as *mut Option<G> as *mut ()) };
+    unsafe { p.park_releasing(drop_guard::<G>, &mut slot as *mut Option<G> as *mut (), w) }
 }
 
 #[cfg(not(loom))]
@@ -238,14 +276,14 @@ impl ThreadParker {
 }
 
 impl Park for ThreadParker {
-    fn park(&self) {
+    fn park(&self, _w: &Waiter) {
         while !self.take_token() {
             crate::sync::thread::park();
         }
     }
 
     #[cfg(not(loom))]
-    fn park_until(&self, deadline: Instant) -> bool {
+    fn park_until(&self, deadline: Instant, _w: Option<&Waiter>) -> bool {
         loop {
             if self.take_token() {
                 return true;
@@ -262,7 +300,7 @@ impl Park for ThreadParker {
     /// unpark is already pending, which lets a model explore a timeout racing with
     /// whatever else happens before this call.
     #[cfg(loom)]
-    fn park_until(&self, _deadline: Instant) -> bool {
+    fn park_until(&self, _deadline: Instant, _w: Option<&Waiter>) -> bool {
         self.take_token()
     }
 

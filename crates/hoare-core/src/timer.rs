@@ -66,7 +66,8 @@ pub trait Timer {
 }
 
 /// Blocks the current party (a process, or a plain OS thread) until `deadline`.
-/// Returns at once if it has passed.
+/// Returns at once if it has passed, or if the party is
+/// [cancelled](crate::park::Park::cancelled).
 ///
 /// Built on the seam's [`Park::park_until`](crate::park::Park::park_until): nobody unparks a sleeping party, so the
 /// party re-parks until the deadline has really passed. Under loom, where time does
@@ -78,15 +79,20 @@ pub fn sleep_until(deadline: Instant) {
             let _ = deadline;
             // No unpark is ever owed to a sleeping party: a token here would be a
             // protocol bug elsewhere.
-            let consumed = p.park_until(Instant::now());
+            let consumed = p.park_until(Instant::now(), None);
             debug_assert!(!consumed, "hoare: a sleeping party was unparked");
         }
         #[cfg(not(loom))]
         while Instant::now() < deadline {
+            // A cancelled party (the runtime shut down and is unwinding it) does
+            // not sleep.
+            if p.cancelled() {
+                return;
+            }
             // `true` would mean an unpark token was consumed. Nobody owes a sleeping
             // party an unpark, so that cannot happen under the waiter protocol; either
             // way the deadline decides, so loop until it has passed.
-            let _ = p.park_until(deadline);
+            let _ = p.park_until(deadline, None);
         }
     })
 }

@@ -61,6 +61,11 @@ pub enum Outcome {
 /// The token [`Waiter::wait`] aborts with when its deadline passes.
 pub const TIMED_OUT: usize = MAX_TOKEN;
 
+/// The token a wait is aborted with when its party is cancelled (see
+/// [`Park::cancelled`](crate::park::Park::cancelled)): the runtime shut down and
+/// is unwinding it, so it must not block.
+pub const CANCELLED: usize = MAX_TOKEN - 1;
+
 /// The commit word of one wait, with the unparker of the party that waits.
 #[derive(Debug)]
 pub struct Waiter {
@@ -71,6 +76,10 @@ pub struct Waiter {
     /// party completing an alting barrier (which holds that lock) can claim several
     /// such waiters and roll its claims back unobserved (see `crate::alt::barrier`).
     alting: bool,
+    /// A private hand-off: the one party that will commit this wait holds the
+    /// waiter's address (not a queue it could be withdrawn from), from before the
+    /// wait starts until it wakes the party. See [`is_held`](Waiter::is_held).
+    private: bool,
 }
 
 /// The one global lock of alting barriers (lock order: a channel's lock first,
@@ -100,6 +109,18 @@ impl Waiter {
             state: AtomicUsize::new(WAITING),
             unparker,
             alting: false,
+            private: false,
+        }
+    }
+
+    /// A waiter for a private hand-off (see [`is_held`](Waiter::is_held)): the
+    /// party that will commit it already knows its address and cannot be made to
+    /// forget it (the writer of an extended rendezvous waiting for the reader's
+    /// closure, a scope waiting for its processes).
+    pub fn private(unparker: Unparker) -> Self {
+        Self {
+            private: true,
+            ..Self::new(unparker)
         }
     }
 
@@ -142,6 +163,31 @@ impl Waiter {
     #[inline]
     pub fn is_waiting(&self) -> bool {
         self.state.load(Ordering::Acquire) == WAITING
+    }
+
+    /// Whether another party has claimed this wait and not finished it yet (it
+    /// is still going to write to the waiter and the data it guards).
+    #[inline]
+    pub fn is_claimed(&self) -> bool {
+        self.state.load(Ordering::Acquire) & KIND_MASK == CLAIMED
+    }
+
+    /// Whether another party holds this wait: it claimed it and has not finished
+    /// (an extended rendezvous's reader runs its closure while holding the writer),
+    /// or the wait is a [private](Waiter::private) hand-off still open. Such a
+    /// party will still write to the waiter, so the frame that holds it must not go
+    /// away before; a runtime that unwinds parked processes (a shutdown) unwinds
+    /// the holder first.
+    pub fn is_held(&self) -> bool {
+        let s = self.state.load(Ordering::Acquire) & KIND_MASK;
+        s == CLAIMED || (self.private && s == WAITING)
+    }
+
+    /// Whether the wait was committed and finished by another party (as opposed
+    /// to still open, claimed, or aborted by its own party).
+    #[inline]
+    pub(crate) fn is_done(&self) -> bool {
+        self.state.load(Ordering::Acquire) & KIND_MASK == DONE
     }
 
     /// The unparker of the waiting party (to tell two waiters of one party apart).
@@ -262,10 +308,14 @@ impl Waiter {
 
     /// [`wait`](Self::wait) for a caller that already has the current party `p`
     /// (saves looking it up again).
+    ///
+    /// A [cancelled](crate::park::Park::cancelled) party does not block: a wait
+    /// with a deadline times out at once, one without is aborted with
+    /// [`CANCELLED`] (unless another party committed it first).
     #[inline]
     pub fn wait_as(&self, p: &dyn Park, deadline: Option<Instant>) -> Outcome {
         if let Some(d) = deadline {
-            if !p.park_until(d) {
+            if !p.park_until(d, Some(self)) {
                 if self.try_abort_quiet(TIMED_OUT) {
                     return Outcome::Aborted { token: TIMED_OUT };
                 }
@@ -273,10 +323,20 @@ impl Waiter {
             }
             return self.outcome();
         }
+        if p.cancelled() && self.try_abort_quiet(CANCELLED) {
+            return Outcome::Aborted { token: CANCELLED };
+        }
         self.wait_committed(p)
     }
 
-    fn try_abort_quiet(&self, token: usize) -> bool {
+    /// Blocks until another party has committed and finished this wait, whether or
+    /// not the party is cancelled (for a wait that must not be left early: a scope
+    /// waiting for the processes that borrow from its frame).
+    pub fn wait_uncancellable(&self) -> Outcome {
+        park::with_current(|p| self.wait_committed(p))
+    }
+
+    pub(crate) fn try_abort_quiet(&self, token: usize) -> bool {
         let _alting = self.alting.then(alting_lock);
         self.state
             .compare_exchange(
@@ -290,8 +350,8 @@ impl Waiter {
 
     /// Consumes the one unpark of a committed wait and returns its outcome.
     #[inline]
-    fn wait_committed(&self, p: &dyn Park) -> Outcome {
-        p.park();
+    pub(crate) fn wait_committed(&self, p: &dyn Park) -> Outcome {
+        p.park(self);
         self.outcome()
     }
 

@@ -273,7 +273,7 @@ impl PairedParker {
 }
 
 impl hoare_core::park::Park for PairedParker {
-    fn park(&self) {
+    fn park(&self, _w: &hoare_core::waiter::Waiter) {
         loop {
             thread::park();
             if self.take_token() {
@@ -282,7 +282,7 @@ impl hoare_core::park::Park for PairedParker {
         }
     }
 
-    fn park_until(&self, _deadline: Instant) -> bool {
+    fn park_until(&self, _deadline: Instant, _w: Option<&hoare_core::waiter::Waiter>) -> bool {
         self.take_token()
     }
 

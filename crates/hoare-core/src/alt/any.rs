@@ -24,7 +24,8 @@
 use super::case::{Case, RecvCase};
 use super::Fair;
 use crate::chan::{Entry, RawChan, Receiver, RecvError, SelectLock, Selected, Sharing};
-use crate::waiter::{Outcome, Waiter};
+use crate::registration::{Registration, Withdraw};
+use crate::waiter::{Outcome, Waiter, CANCELLED};
 use std::fmt;
 use std::ptr;
 
@@ -252,8 +253,12 @@ impl<'a, T> RecvAny<'a, T> {
         self.armed = true;
         self.lingering = true;
         self.locks.clear();
-        // SAFETY: see above; nobody frees the waiter while we wait.
-        let out = unsafe { &*w }.wait(None);
+        // SAFETY: see above; nobody frees the waiter while we wait (`Drop` leaks
+        // it while `armed`).
+        let waiter = unsafe { &*w };
+        let reg = Registration::new(AnySite(waiter), waiter);
+        let out = waiter.wait(None);
+        drop(reg);
         self.armed = false;
         self.last_tries = n;
         match out {
@@ -261,8 +266,34 @@ impl<'a, T> RecvAny<'a, T> {
                 self.cases[token].passive(poisoned);
                 token
             }
-            Outcome::Aborted { .. } => unreachable!("hoare: a wait without a deadline was aborted"),
+            // Cancelled: nothing was ready; the first guard in policy order
+            // reports its channel as poisoned (see `super::engine`).
+            Outcome::Aborted { .. } => {
+                let i = wrap(start, n);
+                self.cases[i].passive(true);
+                i
+            }
         }
+    }
+}
+
+/// A [`RecvAny`] wait's registration: the set's waiter in every channel's queue.
+/// The waiter lives on the heap, so its entries may stay behind as long as it is
+/// not waiting (every party that meets them drops them as stale); withdrawing the
+/// registration just aborts the wait if it is still open, which makes them all
+/// inert at once, and leaves taking them out to the next wait or to `Drop`.
+struct AnySite<'a>(&'a Waiter);
+
+impl Withdraw for AnySite<'_> {
+    #[inline]
+    fn withdraw(&mut self) -> bool {
+        if self.0.is_waiting() {
+            // Left by unwinding: nobody committed the wait. If somebody claims it
+            // before the abort lands, `Registration` waits for its finish (or, in
+            // a shutdown, keeps the stack; the heap waiter is leaked by `Drop`).
+            let _ = self.0.try_abort_quiet(CANCELLED);
+        }
+        false
     }
 }
 

@@ -18,7 +18,8 @@
 //!    every channel (one lock at a time) and hand the outcome to the chosen case.
 
 use super::case::{Case, Kind};
-use crate::waiter::{Outcome, Waiter};
+use crate::registration::{Registration, Withdraw};
+use crate::waiter::{Outcome, Waiter, CANCELLED};
 use std::time::Instant;
 
 /// The cases of one alt, as the engine indexes them: a slice of type-erased cases
@@ -203,36 +204,85 @@ fn slow<S: CaseSet + ?Sized>(
     } else {
         Waiter::for_current()
     };
+    let mut reg = Registration::new(
+        AltSite {
+            cases,
+            order,
+            waiter: &waiter,
+            barrier,
+        },
+        &waiter,
+    );
+    let site = reg.site();
     for j in 0..n {
         let i = wrap(start + j, n);
-        if matches!(cases.case(i).kind(), Kind::Chan | Kind::Barrier) {
+        if matches!(site.cases.case(i).kind(), Kind::Chan | Kind::Barrier) {
             // SAFETY: `waiter` lives on this frame and every case stays where it is
-            // until the unregister loop below, which always runs.
-            unsafe { cases.case(i).register(&waiter, i) };
+            // until `reg` is released (or dropped), which unregisters every guard.
+            unsafe { site.cases.case(i).register(&waiter, i) };
         }
     }
-    unlock_all(cases, order);
+    unlock_all(site.cases, site.order);
     let out = waiter.wait(timeout.map(|(_, d)| d));
-    for &(_, i) in order.iter() {
-        cases.case(i).unregister(&waiter);
-    }
-    if barrier {
-        for i in 0..n {
-            let c = cases.case(i);
-            if c.kind() == Kind::Barrier {
-                c.unregister(&waiter);
-            }
-        }
-    }
+    let AltSite { cases, .. } = reg.release();
     match out {
         Outcome::Done { token, poisoned } => {
             cases.case(token).passive(poisoned);
             token
         }
+        Outcome::Aborted { token: CANCELLED } => cancelled(cases, start),
         Outcome::Aborted { .. } => {
             let (i, _) = timeout.expect("hoare: an alt without a timeout timed out");
             cases.case(i).set_chosen();
             i
         }
     }
+}
+
+/// An alt's registration: its waiter on every channel guard's queue (and, with
+/// barrier guards, in their barriers' offers). Withdrawing it takes every entry
+/// out, one channel lock at a time.
+struct AltSite<'a, S: CaseSet + ?Sized> {
+    cases: &'a mut S,
+    /// The channel cases, in lock order.
+    order: &'a [(usize, usize)],
+    waiter: *const Waiter,
+    barrier: bool,
+}
+
+impl<S: CaseSet + ?Sized> Withdraw for AltSite<'_, S> {
+    fn withdraw(&mut self) -> bool {
+        for &(_, i) in self.order.iter() {
+            self.cases.case(i).unregister(self.waiter);
+        }
+        if self.barrier {
+            for i in 0..self.cases.len() {
+                let c = self.cases.case(i);
+                if c.kind() == Kind::Barrier {
+                    c.unregister(self.waiter);
+                }
+            }
+        }
+        false
+    }
+}
+
+/// The alt's party is cancelled (see [`Park::cancelled`](crate::park::Park::cancelled))
+/// and nothing was ready: it must not block. The first channel guard in policy
+/// order reports its channel as poisoned (a cancelled party sees every channel
+/// so); an alt with only barrier guards chooses the first of them (without a
+/// barrier round: the party is being unwound).
+#[cold]
+fn cancelled<S: CaseSet + ?Sized>(cases: &mut S, start: usize) -> usize {
+    let n = cases.len();
+    let pick = |cases: &mut S, kind: Kind| {
+        (0..n)
+            .map(|j| wrap(start + j, n))
+            .find(|&i| cases.case(i).kind() == kind)
+    };
+    let i = pick(cases, Kind::Chan)
+        .or_else(|| pick(cases, Kind::Barrier))
+        .expect("hoare: a cancelled alt has no guard to report on");
+    cases.case(i).passive(true);
+    i
 }

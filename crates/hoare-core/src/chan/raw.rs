@@ -6,9 +6,10 @@ use super::error::{RecvFail, SendFail};
 use super::rendezvous::Zero;
 use super::select::Selected;
 use super::waitq::{Entry, Packet};
-use crate::park;
+use crate::park::{self, Park};
+use crate::registration::{Registration, Withdraw};
 use crate::sync::{AtomicUsize, Ordering};
-use crate::waiter::{Outcome, Waiter};
+use crate::waiter::{Outcome, Waiter, CANCELLED};
 use std::time::Instant;
 
 /// How long an operation may wait.
@@ -61,17 +62,22 @@ impl<T> Drop for ExtEnd<'_, T> {
     }
 }
 
-/// Unregisters a waiter if its wait is left by unwinding (the runtime unwinds
-/// processes still blocked when it shuts down): the channel must not keep an entry
-/// pointing into a frame that is gone. Forgotten on every normal return.
-struct UnregisterOnUnwind<'a, T> {
+/// A plain send's or receive's registration on one channel: withdrawing it takes
+/// the waiter's entry out of the channel's queue, unless a partner already took it
+/// out (it pops the entry it claims, poison drains the queue).
+struct ChanSite<'a, T> {
     chan: &'a RawChan<T>,
     waiter: *const Waiter,
 }
 
-impl<T> Drop for UnregisterOnUnwind<'_, T> {
-    fn drop(&mut self) {
-        self.chan.lock().unregister(self.waiter);
+impl<T> Withdraw for ChanSite<'_, T> {
+    #[inline]
+    fn withdraw(&mut self) -> bool {
+        // SAFETY: the waiter lives in `block`'s frame, which holds this site.
+        if !unsafe { (*self.waiter).is_done() } {
+            self.chan.lock().unregister(self.waiter);
+        }
+        false
     }
 }
 
@@ -79,9 +85,10 @@ impl<T> RawChan<T> {
     /// Blocks the current party on this channel: makes its waiter, lets `register`
     /// put it in a queue under `g`, waits (without a deadline, `g` is released only
     /// once the party is parked, see [`crate::park::park_releasing`], which saves the
-    /// runtime a compare-and-swap per park), takes the entry out again if the wait
-    /// timed out or unwinds, and hands the outcome to `done`. The current party is
-    /// looked up once for all of it.
+    /// runtime a compare-and-swap per park), and hands the outcome to `done`. A
+    /// [`Registration`] takes the entry out again on every way out that leaves it
+    /// behind (a timeout, a cancellation, the stack being unwound). The current
+    /// party is looked up once for all of it.
     ///
     /// # Safety
     /// `register` must register the waiter it is given under `g`, as an exclusive
@@ -100,29 +107,47 @@ impl<T> RawChan<T> {
         park::with_current(|p| {
             let waiter = Waiter::new(p.unparker());
             register(&mut g, &waiter);
-            let guard = UnregisterOnUnwind {
-                chan: self,
-                waiter: &waiter,
-            };
+            let reg = Registration::new(
+                ChanSite {
+                    chan: self,
+                    waiter: &waiter,
+                },
+                &waiter,
+            );
             let out = match deadline {
                 None => {
                     // SAFETY: the caller's contract is the one `park_releasing`
                     // needs; the waiter's one unpark comes from a party that took
                     // this channel's lock after `g` was released.
-                    unsafe { park::park_releasing(p, g) };
-                    waiter.outcome()
+                    if unsafe { park::park_releasing(p, g, &waiter) } {
+                        waiter.outcome()
+                    } else {
+                        self.cancel_exclusive(p, &waiter)
+                    }
                 }
                 Some(_) => {
                     drop(g);
                     waiter.wait_as(p, deadline)
                 }
             };
-            std::mem::forget(guard);
-            if let Outcome::Aborted { .. } = out {
-                self.lock().unregister(&waiter);
-            }
+            drop(reg);
             done(out)
         })
+    }
+
+    /// A cancelled party was refused its park after registering an exclusive
+    /// entry: takes the entry back, or, if a partner claimed it meanwhile, waits
+    /// for that partner to finish.
+    #[cold]
+    fn cancel_exclusive(&self, p: &dyn Park, waiter: &Waiter) -> Outcome {
+        if self.lock().unregister(waiter) {
+            // Nobody claimed it (a claimer pops the entry under the lock), and
+            // nobody can now: abort it ourselves.
+            let aborted = waiter.try_abort_quiet(CANCELLED);
+            debug_assert!(aborted);
+            return Outcome::Aborted { token: CANCELLED };
+        }
+        waiter.wait_committed(p)
     }
 
     pub(crate) fn new(policy: Option<Policy>) -> Self {
@@ -190,7 +215,9 @@ impl<T> RawChan<T> {
                     Outcome::Done {
                         poisoned: false, ..
                     } => Ok(()),
-                    Outcome::Done { poisoned: true, .. } => {
+                    // A cancelled party sees the channel as poisoned.
+                    Outcome::Done { poisoned: true, .. }
+                    | Outcome::Aborted { token: CANCELLED } => {
                         Err(SendFail::Poisoned(take(&mut packet)))
                     }
                     Outcome::Aborted { .. } => Err(SendFail::Timeout(take(&mut packet))),
@@ -226,7 +253,8 @@ impl<T> RawChan<T> {
                     } => Ok(packet
                         .take()
                         .expect("hoare: a receive completed without a value")),
-                    Outcome::Done { poisoned: true, .. } => Err(RecvFail::Poisoned),
+                    Outcome::Done { poisoned: true, .. }
+                    | Outcome::Aborted { token: CANCELLED } => Err(RecvFail::Poisoned),
                     Outcome::Aborted { .. } => Err(RecvFail::Timeout),
                 },
             )
@@ -270,7 +298,8 @@ impl<T> RawChan<T> {
                             .expect("hoare: a receive completed without a value");
                         Ok(f(v))
                     }
-                    Outcome::Done { poisoned: true, .. } => Err(RecvFail::Poisoned),
+                    Outcome::Done { poisoned: true, .. }
+                    | Outcome::Aborted { token: CANCELLED } => Err(RecvFail::Poisoned),
                     Outcome::Aborted { .. } => Err(RecvFail::Timeout),
                 },
             )

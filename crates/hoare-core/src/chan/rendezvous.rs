@@ -8,9 +8,12 @@
 
 use super::lock::{ChanGuard, ChanLock};
 use super::waitq::{Entry, Packet, WaitQueue};
+use crate::park;
+use crate::registration::{Registration, Withdraw};
 use crate::sync::{AtomicBool, Ordering};
 use crate::waiter::Waiter;
 use std::marker::PhantomData;
+use std::ptr;
 
 pub(crate) struct Zero<T> {
     state: ChanLock<State>,
@@ -103,25 +106,58 @@ pub(crate) unsafe fn deliver<T>(r: Entry, value: T) {
         if Packet::is_extended(p) {
             // Second phase: the reader wakes `w2` once its closure returned. Nobody
             // else can see `w2`, so no timeout or poison can end this wait.
-            let w2 = Waiter::for_current();
-            Packet::set_writer(p, &w2);
-            Packet::put_raw(p, value);
-            Waiter::finish(r.waiter, false);
-            let out = w2.wait(None);
-            // The reader releases us with success whatever happened meanwhile (poison
-            // included): the value was delivered.
-            assert_eq!(
-                out,
-                crate::waiter::Outcome::Done {
-                    token: 0,
-                    poisoned: false
-                },
-                "hoare: an extended rendezvous released its writer with {out:?}"
-            );
+            park::with_current(|party| {
+                if party.cancelled() {
+                    // A party the runtime is unwinding cannot wait for the reader
+                    // (it may be a process the shutdown has stopped), and its frame
+                    // will be gone when the reader wakes it: hand the reader a
+                    // waiter of its own on the heap, left to leak (a few bytes, only
+                    // in a shutdown). The value is delivered either way.
+                    let w2: &'static Waiter = Box::leak(Box::new(Waiter::private(
+                        // SAFETY: `nobody` touches nothing; the address is unused.
+                        park::Unparker::from_raw(ptr::null(), nobody),
+                    )));
+                    Packet::set_writer(p, w2);
+                    Packet::put_raw(p, value);
+                    Waiter::finish(r.waiter, false);
+                    return;
+                }
+                let w2 = Waiter::private(party.unparker());
+                Packet::set_writer(p, &w2);
+                Packet::put_raw(p, value);
+                Waiter::finish(r.waiter, false);
+                let _reg = Registration::new(HandOff(&w2), &w2);
+                let out = w2.wait_committed(party);
+                // The reader releases us with success whatever happened meanwhile
+                // (poison included): the value was delivered.
+                assert_eq!(
+                    out,
+                    crate::waiter::Outcome::Done {
+                        token: 0,
+                        poisoned: false
+                    },
+                    "hoare: an extended rendezvous released its writer with {out:?}"
+                );
+            });
         } else {
             Packet::put_raw(p, value);
             Waiter::finish(r.waiter, false);
         }
+    }
+}
+
+/// The unpark function of a waiter nobody waits on.
+unsafe fn nobody(_: *const ()) {}
+
+/// The writer's side of an extended rendezvous: the reader holds the address of
+/// the writer's private waiter until its closure returns and it wakes the writer.
+/// Nothing to take back; the waiter stays reachable until it is woken.
+struct HandOff<'a>(&'a Waiter);
+
+impl Withdraw for HandOff<'_> {
+    #[inline]
+    fn withdraw(&mut self) -> bool {
+        self.0.is_waiting()
     }
 }
 

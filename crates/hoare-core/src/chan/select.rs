@@ -37,8 +37,9 @@
 //! * Several guards on one channel: lock it once and try/register each guard under
 //!   that one lock. An alt on both ends of one channel is never matched with itself
 //!   (it is not registered while it tries).
-//! * Tokens are the guard indices (at most [`MAX_TOKEN`](crate::waiter::MAX_TOKEN)
-//!   `- 1`; [`TIMED_OUT`](crate::waiter::TIMED_OUT) is the deadline's).
+//! * Tokens are the guard indices (below [`CANCELLED`](crate::waiter::CANCELLED);
+//!   [`TIMED_OUT`](crate::waiter::TIMED_OUT) is the deadline's, `CANCELLED` a
+//!   cancelled party's).
 //! * A `Ready` send commit may block in `complete` when the receiver runs an
 //!   extended rendezvous: that is why it runs after the locks are released.
 //! * A receive guard on a buffered channel poisoned by its writers is `Ready` while
@@ -271,17 +272,12 @@ impl<'a, T> SelectLock<'a, T> {
         }
     }
 
-    /// Removes every entry of `waiter` (if still there).
-    pub fn unregister(&mut self, waiter: *const Waiter) {
+    /// Removes every entry of `waiter` (if still there); returns whether there was
+    /// one.
+    pub fn unregister(&mut self, waiter: *const Waiter) -> bool {
         match &mut self.inner {
-            Locked::Zero(g) => {
-                g.senders.remove(waiter);
-                g.receivers.remove(waiter);
-            }
-            Locked::Buf(_, g) => {
-                g.senders.remove(waiter);
-                g.receivers.remove(waiter);
-            }
+            Locked::Zero(g) => g.senders.remove(waiter) | g.receivers.remove(waiter),
+            Locked::Buf(_, g) => g.senders.remove(waiter) | g.receivers.remove(waiter),
         }
     }
 

@@ -225,11 +225,13 @@ impl WaitQueue {
         None
     }
 
-    /// Removes every entry of `waiter`.
-    pub(crate) fn remove(&mut self, waiter: *const Waiter) {
+    /// Removes every entry of `waiter`; returns whether there was one.
+    pub(crate) fn remove(&mut self, waiter: *const Waiter) -> bool {
         if self.q.iter().any(|e| e.waiter == waiter) {
             self.q.retain(|e| e.waiter != waiter);
+            return true;
         }
+        false
     }
 
     /// Wakes every waiting party with poison and empties the queue.

@@ -8,6 +8,8 @@
 //! (acquire). The joiner's waiter lives on its stack; the completer wakes it through
 //! [`Waiter::try_wake`], which stops touching it once the wait is committed.
 
+use crate::park;
+use crate::registration::{Registration, Withdraw};
 use crate::sync::{AtomicPtr, Ordering, UnsafeCell};
 use crate::waiter::{Outcome, Waiter};
 use std::ptr;
@@ -75,25 +77,48 @@ impl<T> JoinSlot<T> {
 
     /// Blocks the current party (process or thread) until the slot is complete and
     /// takes the value. Call at most once.
+    ///
+    /// # Panics
+    /// If the party is [cancelled](crate::park::Park::cancelled) before the slot
+    /// completes; use [`join_or_cancel`](Self::join_or_cancel) where that can
+    /// happen.
     pub fn join(&self) -> T {
+        self.join_or_cancel()
+            .expect("hoare: a join was cancelled by the runtime's shutdown")
+    }
+
+    /// Like [`join`](Self::join), but a [cancelled](crate::park::Park::cancelled)
+    /// party does not block: it gets `None` unless the slot is already complete.
+    pub fn join_or_cancel(&self) -> Option<T> {
         if self.state.load(Ordering::Acquire) != DONE {
-            let waiter = Waiter::for_current();
-            let me = &waiter as *const Waiter as *mut Waiter;
-            if self
-                .state
-                .compare_exchange(ptr::null_mut(), me, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
-                let guard = UnwindGuard {
-                    slot: &self.state,
-                    waiter: &waiter,
-                };
-                let out = waiter.wait(None);
-                debug_assert!(matches!(out, Outcome::Done { .. }));
-                std::mem::forget(guard);
+            let cancelled = park::with_current(|p| {
+                if p.cancelled() {
+                    return true;
+                }
+                let waiter = Waiter::new(p.unparker());
+                let me = &waiter as *const Waiter as *mut Waiter;
+                if self
+                    .state
+                    .compare_exchange(ptr::null_mut(), me, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    let _reg = Registration::new(
+                        JoinSite {
+                            slot: &self.state,
+                            waiter: &waiter,
+                        },
+                        &waiter,
+                    );
+                    let out = waiter.wait_committed(p);
+                    debug_assert!(matches!(out, Outcome::Done { .. }));
+                }
+                false
+            });
+            if cancelled && self.state.load(Ordering::Acquire) != DONE {
+                return None;
             }
         }
-        self.take()
+        Some(self.take())
     }
 
     /// Takes the value if the slot is complete (without blocking).
@@ -113,25 +138,26 @@ impl<T> JoinSlot<T> {
     }
 }
 
-/// If the joiner is unwound while waiting (a runtime shutting down unwinds blocked
-/// processes), withdraw the waiter before its stack frame goes away.
-struct UnwindGuard<'a> {
+/// A joiner's registration: its waiter's address in the slot. Withdrawing it puts
+/// the slot back to empty, unless the completer has swapped the address out
+/// already; then the completer still holds it until its wake-up lands.
+struct JoinSite<'a> {
     slot: &'a AtomicPtr<Waiter>,
     waiter: &'a Waiter,
 }
 
-impl Drop for UnwindGuard<'_> {
-    fn drop(&mut self) {
+impl Withdraw for JoinSite<'_> {
+    #[inline]
+    fn withdraw(&mut self) -> bool {
+        if self.waiter.is_done() {
+            return false;
+        }
+        // Still waiting (the wait is being unwound): withdraw the address, unless
+        // the completer has taken it; then it holds it until its wake-up lands.
         let me = self.waiter as *const Waiter as *mut Waiter;
-        if self
-            .slot
+        self.slot
             .compare_exchange(me, ptr::null_mut(), Ordering::AcqRel, Ordering::Acquire)
             .is_err()
-        {
-            // The completer took our pointer: let it finish its commit first.
-            while self.waiter.is_waiting() {
-                std::hint::spin_loop();
-            }
-        }
+            && self.waiter.is_waiting()
     }
 }

@@ -189,6 +189,28 @@ impl ProcState {
             .is_ok()
     }
 
+    /// Takes a parked process over as if unparking it, but leaves a running one
+    /// alone (unlike [`unpark`](Self::unpark), which would leave a token): for a
+    /// shutdown sweep that runs every process that has not finished, parked or
+    /// queued. Returns whether it was parked. An unpark that races with this (a
+    /// plain thread committing a wait of the process) may also believe it owns the
+    /// process; the sweep's caller must make sure nothing runs a process it queues.
+    pub fn take_parked(&self) -> bool {
+        let mut s = self.0.load(Ordering::Acquire);
+        loop {
+            if s & KIND != PARKED && s & KIND != PARKED_SOLE {
+                return false;
+            }
+            match self
+                .0
+                .compare_exchange_weak(s, s & !KIND, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+    }
+
     /// Whether the process is parked (diagnostics only).
     pub fn is_parked(&self) -> bool {
         let k = self.0.load(Ordering::Relaxed) & KIND;
