@@ -3,6 +3,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use hoare::core::park::{self, Unparker};
+use hoare::core::waiter::Waiter;
 use hoare::Runtime;
 use std::hint::black_box;
 use std::sync::{Arc, Mutex};
@@ -77,8 +78,10 @@ fn park_unpark_handoff(c: &mut Criterion) {
                 let s2 = slot.clone();
                 let other = hoare::spawn(move || {
                     *s2.lock().unwrap() = Some(park::with_current(|p| p.unparker()));
+                    // Only the record of what the process waits on: never committed.
+                    let w = Waiter::for_current();
                     for _ in 0..iters {
-                        park::with_current(|p| p.park());
+                        park::with_current(|p| p.park(&w));
                         // SAFETY: the root process outlives this loop and parks once
                         // per unpark it receives.
                         unsafe { me.unpark() };
@@ -90,12 +93,13 @@ fn park_unpark_handoff(c: &mut Criterion) {
                     }
                     hoare::yield_now();
                 };
+                let w = Waiter::for_current();
                 let t = Instant::now();
                 for _ in 0..iters {
                     // SAFETY: `other` is alive until it has received all `iters`
                     // unparks, one per park.
                     unsafe { them.unpark() };
-                    park::with_current(|p| p.park());
+                    park::with_current(|p| p.park(&w));
                 }
                 let d = t.elapsed();
                 other.join().unwrap();

@@ -164,8 +164,13 @@ impl<T> JoinHandle<T> {
     /// Blocks until the process ends and returns its result, or the error that
     /// ended it. From a process this blocks only the process; from a plain thread it
     /// blocks the thread.
+    ///
+    /// A process being unwound by its runtime's shutdown does not wait: it gets
+    /// [`ProcessError::Cancelled`] unless the process has ended already.
     pub fn join(self) -> Result<T, ProcessError> {
-        self.slot.join()
+        self.slot
+            .join_or_cancel()
+            .unwrap_or(Err(ProcessError::Cancelled))
     }
 
     /// Whether the process has ended.
@@ -733,13 +738,18 @@ where
         _env: std::marker::PhantomData,
     };
     let r = catch_unwind(AssertUnwindSafe(|| f(&scope)));
-    let waiter = hoare_core::waiter::Waiter::for_current();
+    // A private hand-off: the last child to finish wakes this waiter through
+    // `ScopeData::waiter`.
+    let waiter =
+        hoare_core::park::with_current(|p| hoare_core::waiter::Waiter::private(p.unparker()));
     scope
         .data
         .waiter
         .store(&waiter as *const _ as *mut _, Ordering::Release);
     if scope.data.pending.fetch_sub(1, Ordering::AcqRel) != 1 {
-        waiter.wait(None);
+        // Not even a shutdown may end this wait early: the children borrow from
+        // this frame (the sweep unwinds them first, see `Core::shutdown`).
+        waiter.wait_uncancellable();
     }
     match r {
         Err(e) => resume_unwind(e),

@@ -5,9 +5,12 @@ use crate::rt::{self, Shared, Task};
 use crate::stack::{Pool, SlotStack};
 use corosensei::{Coroutine, Yielder};
 use hoare_core::park::{Park, Unparker};
+use hoare_core::registration::{Registration, Withdraw};
 use hoare_core::sched::ProcState;
+use hoare_core::waiter::Waiter;
 use std::cell::{Cell, UnsafeCell};
 use std::mem::MaybeUninit;
+use std::ptr;
 use std::time::Instant;
 
 /// What a process asks of its worker when it suspends.
@@ -58,8 +61,13 @@ pub(crate) struct Proc {
     pub(crate) pin: Cell<u32>,
     /// Set by a timer that fired this process's `park_until`.
     pub(crate) timed_out: Cell<bool>,
-    /// Set while the shutdown sweep unwinds this process.
+    /// Set while the shutdown sweep unwinds this process: it is cancelled (see
+    /// `Park::cancelled`), so none of its operations may suspend it.
     pub(crate) unwinding: Cell<bool>,
+    /// The waiter of the wait the process parked in last (null: a plain sleep).
+    /// Valid while it is parked; read by the shutdown sweep (see
+    /// `Waiter::is_held`).
+    pub(crate) waiting: Cell<*const Waiter>,
     /// Whether the slot holds a process that has not finished (shutdown sweep).
     pub(crate) live: Cell<bool>,
     pub(crate) timer: Cell<Option<TimerKey>>,
@@ -95,6 +103,17 @@ impl Proc {
         }
     }
 
+    /// Consumes the one unpark of a committed wait without suspending (a process
+    /// being unwound by the shutdown sweep runs on the sweeping thread, and must
+    /// not switch away from it). The committer is running: it comes soon.
+    #[cold]
+    fn wait_token_unwinding(&self) {
+        while !self.state.take_token() {
+            std::hint::spin_loop();
+            std::thread::yield_now();
+        }
+    }
+
     /// The unpark function behind this process's [`Unparker`].
     unsafe fn unpark_raw(data: *const ()) {
         let p = data as *const Proc;
@@ -109,40 +128,76 @@ impl Proc {
     }
 }
 
+/// A process's timer entry, armed by its worker after the process suspended in
+/// `park_until`: withdrawing it cancels the entry unless the timer fired (which
+/// takes the key).
+struct TimerSite<'a>(&'a Proc);
+
+impl Withdraw for TimerSite<'_> {
+    #[inline]
+    fn withdraw(&mut self) -> bool {
+        self.0.cancel_timer();
+        false
+    }
+}
+
 impl Park for Proc {
     fn yield_now(&self) {
-        Proc::yield_now(self);
+        if !self.unwinding.get() {
+            Proc::yield_now(self);
+        }
     }
 
     #[inline]
-    fn park(&self) {
+    fn park(&self, w: &Waiter) {
         if self.state.take_token() {
             return;
         }
+        if self.unwinding.get() {
+            return self.wait_token_unwinding();
+        }
+        self.waiting.set(w);
         self.suspend(Req::Park);
         // The worker only resumes us after someone unparked us: no spurious return.
     }
 
-    fn park_until(&self, deadline: Instant) -> bool {
+    fn park_until(&self, deadline: Instant, w: Option<&Waiter>) -> bool {
         if self.state.take_token() {
             return true;
         }
-        if Instant::now() >= deadline {
+        if self.unwinding.get() || Instant::now() >= deadline {
             return false;
         }
+        self.waiting
+            .set(w.map_or(ptr::null(), |w| w as *const Waiter));
+        // The worker arms the timer once we are suspended; this takes the entry
+        // out again on every way out (unparked first, or the stack unwound).
+        let _reg = Registration::without_waiter(TimerSite(self));
         self.suspend(Req::ParkUntil(deadline));
-        if self.timed_out.replace(false) {
-            false
-        } else {
-            self.cancel_timer();
-            true
-        }
+        !self.timed_out.replace(false)
     }
 
-    unsafe fn park_releasing(&self, release: unsafe fn(*mut ()), data: *mut ()) {
+    #[inline]
+    unsafe fn park_releasing(
+        &self,
+        release: unsafe fn(*mut ()),
+        data: *mut (),
+        w: &Waiter,
+    ) -> bool {
+        if self.unwinding.get() {
+            // SAFETY: the caller's contract; we do not park at all.
+            unsafe { release(data) };
+            return false;
+        }
+        self.waiting.set(w);
         // The worker parks us and then calls `release` (see `WorkerLocal::run_one`);
         // as with `park`, it resumes us only after our one unpark.
         self.suspend(Req::ParkRelease(release, data));
+        true
+    }
+
+    fn cancelled(&self) -> bool {
+        self.unwinding.get()
     }
 
     fn unparker(&self) -> Unparker {

@@ -981,6 +981,7 @@ where
                 pin: Cell::new(if opts.pinned { PIN_PENDING } else { PIN_NONE }),
                 timed_out: Cell::new(false),
                 unwinding: Cell::new(false),
+                waiting: Cell::new(ptr::null()),
                 live: Cell::new(true),
                 timer: Cell::new(None),
                 slot,
@@ -1100,31 +1101,86 @@ impl Core {
         // Deepest first (see `Proc::depth`), newest first within a depth.
         // SAFETY: as above.
         live.sort_by_key(|&p| std::cmp::Reverse(unsafe { ((*p).depth, (*p).id) }));
-        for p in live {
-            // SAFETY: the workers are gone; nothing else runs these processes.
-            unsafe {
-                let proc = &*p;
-                if !proc.live.get() {
-                    continue;
+        // The sweep owns them from here (it runs them on this thread): parked ones
+        // are taken over, queued ones are never run by a worker again.
+        let mut pending: Vec<(*mut Proc, bool)> = live
+            .into_iter()
+            // SAFETY: as above; the workers are gone.
+            .map(|p| (p, unsafe { (*p).state.take_parked() }))
+            .collect();
+        // A process whose wait another party holds (an extended rendezvous's reader
+        // that claimed it, a scope's children) is unwound only after that party has
+        // let go of it: unwinding it first would free a waiter the other party
+        // still writes to. Each pass unwinds every process nobody holds.
+        loop {
+            let before = pending.len();
+            pending.retain(|&(p, parked)| {
+                // SAFETY: a parked process's `waiting` points into its own stack,
+                // which is intact (it has not been unwound).
+                let held = parked
+                    && unsafe {
+                        let w = (*p).waiting.get();
+                        !w.is_null() && (*w).is_held()
+                    };
+                if held {
+                    return true;
                 }
-                proc.unwinding.set(true);
-                CURRENT.with(|c| c.set(p));
-                let dynp: NonNull<dyn Park> = NonNull::new_unchecked(p);
-                park::set_current_process(Some(dynp));
-                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    (*proc.coro.get()).assume_init_mut().force_unwind()
-                }));
-                park::set_current_process(None);
-                CURRENT.with(|c| c.set(ptr::null()));
-                if r.is_err() {
-                    // A destructor panicked while unwinding: the coroutine state is
-                    // unknown, so leak the slot rather than touch it again.
-                    proc.live.set(false);
-                    continue;
-                }
-                release(p, None);
+                // SAFETY: the workers are gone; nothing else runs these processes.
+                unsafe { unwind(p) };
+                false
+            });
+            if pending.is_empty() || pending.len() == before {
+                break;
             }
         }
+        if !pending.is_empty() {
+            // Each waits for another that waits for it: leave them as they are.
+            eprintln!(
+                "hoare: shutdown left {} process(es) as they were (each waits for a \
+                 partner that waits for it); their destructors do not run",
+                pending.len()
+            );
+            for (p, _) in pending {
+                // SAFETY: as above; the slot stays allocated, its pool mapped.
+                unsafe {
+                    (*p).live.set(false);
+                    (*(*p).pool).keep_slot();
+                }
+            }
+        }
+    }
+}
+
+/// Unwinds a process that has not finished, on the sweeping thread, and releases
+/// its slot. The process is cancelled meanwhile (see `Park::cancelled`): none of
+/// its operations may suspend it.
+///
+/// # Safety
+/// The workers are stopped and the caller owns the process.
+unsafe fn unwind(p: *mut Proc) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let proc = &*p;
+        if !proc.live.get() {
+            return;
+        }
+        proc.unwinding.set(true);
+        CURRENT.with(|c| c.set(p));
+        let dynp: NonNull<dyn Park> = NonNull::new_unchecked(p);
+        park::set_current_process(Some(dynp));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            (*proc.coro.get()).assume_init_mut().force_unwind()
+        }));
+        park::set_current_process(None);
+        CURRENT.with(|c| c.set(ptr::null()));
+        if r.is_err() {
+            // The coroutine state is unknown: leak the slot rather than touch it
+            // again (and keep its pool mapped).
+            proc.live.set(false);
+            (*proc.pool).keep_slot();
+            return;
+        }
+        release(p, None);
     }
 }
 

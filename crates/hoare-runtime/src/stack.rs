@@ -86,6 +86,9 @@ pub(crate) struct Pool {
     header_offset: usize,
     per_slab: usize,
     inner: Mutex<Inner>,
+    /// Slots leaked on purpose (a process unwound at shutdown whose stack another
+    /// party may still write to): while any is, the slabs are never unmapped.
+    kept: std::sync::atomic::AtomicUsize,
 }
 
 impl Pool {
@@ -104,6 +107,7 @@ impl Pool {
                 released: Vec::new(),
                 slabs: Vec::new(),
             }),
+            kept: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
@@ -221,6 +225,11 @@ impl Pool {
         }
     }
 
+    /// Leaks one slot for good (see `kept`).
+    pub(crate) fn keep_slot(&self) {
+        self.kept.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Every slot ever handed out (for the shutdown sweep).
     pub(crate) fn carved_slots(&self) -> Vec<usize> {
         let g = self.lock();
@@ -233,6 +242,10 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        if *self.kept.get_mut() > 0 {
+            // Some stack may still be written to (see `kept`): leak the slabs.
+            return;
+        }
         let g = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
         for s in g.slabs.drain(..) {
             // Deregister from valgrind before the memory goes.
