@@ -205,3 +205,18 @@ TEST(Process, WorkersOption) {
   });
   EXPECT_LE(ids, 2u);
 }
+
+// A process on its own OS thread is a process too (as the README calls it): the
+// same answer as in a coroutine process; a plain thread is not one.
+TEST(Process, ThreadProcessIsInProcess) {
+  in_runtime([] {
+    EXPECT_TRUE(hoare::spawn_blocking([] { return hoare::this_proc::in_process(); }).join());
+    EXPECT_TRUE(hoare::spawn([] { return hoare::this_proc::in_process(); }).join());
+    // ... and it can spawn, as a process can.
+    EXPECT_EQ(hoare::spawn_blocking([] { return hoare::spawn([] { return 5; }).join(); }).join(),
+              5);
+  });
+  bool plain = true;
+  std::thread([&plain] { plain = hoare::this_proc::in_process(); }).join();
+  EXPECT_FALSE(plain);
+}

@@ -102,8 +102,9 @@ pub fn proc_id() -> u64 {
     hoare_runtime::id()
 }
 
+/// Whether the caller is a process (on a worker or on a thread of its own).
 pub fn in_process() -> bool {
-    hoare_core::park::in_process()
+    hoare_runtime::in_process()
 }
 
 // ---------------------------------------------------------------- channels

@@ -569,7 +569,8 @@ inline std::optional<std::string> name() {
   if (!ffi::proc_name(n)) return std::nullopt;
   return std::string(n);
 }
-// Whether the caller runs as a process (as opposed to a plain thread).
+// Whether the caller runs as a process: on a worker or on a thread of its own
+// (spawn_blocking); false on a plain thread. Where it is true, spawn() works.
 inline bool in_process() noexcept {
   return ffi::in_process();
 }
