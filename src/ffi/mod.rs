@@ -28,9 +28,13 @@
 //!   `hoare::RecvAny`: the case set built once and selected on many times.
 //!   Scoped forking and request/reply bundles are C++ over `spawn`/`join` and
 //!   channels; alting barriers are bridged (`AltingBarrier*Handle`, `AltKind::Barrier`).
-//! * **Failures.** Every `extern "Rust"` function that can fail returns `Result` and
-//!   runs under `catch_unwind`: a Rust panic becomes a C++ exception (cxx maps `Err`
-//!   to `rust::Error`), never undefined behaviour.
+//! * **Failures.** Misuse that C++ can commit (a spawn outside a runtime, an alt
+//!   with no enabled guard, a bad channel kind or capacity, ...) is checked here
+//!   before the Rust API would panic, and comes back as `Err` (cxx maps it to
+//!   `rust::Error`, hoare.hpp to `hoare::Error`): no panic, so no panic message on
+//!   stderr. Every `extern "Rust"` function that can fail also runs under
+//!   `catch_unwind`, so a panic that is a bug still becomes a C++ exception
+//!   (`"hoare: Rust panic: ..."`), never undefined behaviour.
 
 mod backend;
 
@@ -363,9 +367,6 @@ fn run(task: cxx::UniquePtr<Task>, opts: &RunOpts) -> Result<cxx::UniquePtr<Task
 
 fn spawn(task: cxx::UniquePtr<Task>, opts: &SpawnOpts) -> Result<Box<ProcHandle>, String> {
     guard(move || {
-        if opts.thread && opts.pinned {
-            return Err("hoare: a process on its own thread cannot also be pinned".into());
-        }
         let name = (!opts.name.is_empty()).then(|| opts.name.clone());
         backend::spawn_with(opts.pinned, opts.stack_size, opts.thread, name, move || {
             run_task(task)
@@ -1151,11 +1152,27 @@ unsafe fn alt_select(
     guard(|| unsafe { alt_impl(guards, fair, fair_next) })
 }
 
+/// Refuses, before the alt engine would panic (or alias an end), an alt that could
+/// only wait for ever and one with two guards on one alting-barrier end.
+fn check_guards(gs: &[AltGuard]) -> Result<(), String> {
+    if !gs.iter().any(|g| g.enabled) {
+        return Err("hoare: an alt with no enabled guard would wait for ever".into());
+    }
+    let is_barrier = |g: &&AltGuard| g.kind == AltKind::Barrier;
+    for (i, g) in gs.iter().enumerate().filter(|(_, g)| is_barrier(g)) {
+        if gs[..i].iter().filter(is_barrier).any(|h| h.end == g.end) {
+            return Err("hoare: two barrier guards on one alting barrier end in one alt".into());
+        }
+    }
+    Ok(())
+}
+
 /// # Safety
 /// Every `end` points to a live end of the kind its guard says; every `value`
 /// points to a live C++ value (send) or storage for one (receive) of the end's
 /// element type; every `err` to an `ExcSlot`.
 unsafe fn alt_impl(gs: &[AltGuard], fair: bool, next: usize) -> Result<AltOutcome, String> {
+    check_guards(gs)?;
     // Fast path: only enabled receive guards on ends of one element type and one
     // sharing kind (a replicated receive, as in StressedAlt): one set of cases, no
     // boxed guard per end.
@@ -1716,6 +1733,7 @@ fn rust_sum(rx: Box<ChanRx>) -> Result<i64, String> {
 fn rust_commstime(iters: i64) -> Result<f64, String> {
     use hoare_core::chan::one2one;
     guard(move || {
+        backend::need_runtime()?;
         let (a_tx, a_rx) = one2one::<i64>();
         let (b_tx, b_rx) = one2one::<i64>();
         let (c_tx, c_rx) = one2one::<i64>();

@@ -34,7 +34,8 @@
 // worker, not the runtime) and is rethrown by join() (or by run() for the first
 // process). hoare::par rethrows the first failure (in argument order) after every
 // branch has finished. An exception of a process nobody joins is reported on
-// stderr (see set_unjoined_failure_handler).
+// stderr (see set_unjoined_failure_handler). Misuse (a spawn outside run(), an
+// alt that could only wait for ever, ...) throws hoare::Error.
 #pragma once
 
 #include <atomic>
