@@ -186,6 +186,7 @@ mod bridge {
         unsafe fn value_box(ops: *const ValueOps, src: *mut u8, err: *mut ExcSlot) -> *mut u8;
         unsafe fn value_unbox(ops: *const ValueOps, boxed: *mut u8, dst: *mut u8);
         unsafe fn value_drop_box(ops: *const ValueOps, boxed: *mut u8);
+        unsafe fn exc_share(from: *mut ExcSlot, to: *mut ExcSlot);
     }
 
     extern "Rust" {
@@ -427,12 +428,16 @@ fn default_workers() -> usize {
 /// and set the flag. A plain receive moves inside an extended rendezvous
 /// (`recv_with`), so the flag is already set when the sender is released; an alt's
 /// receive guard moves right after the alt committed, and the sender waits for the
-/// flag for that short moment (yielding).
+/// flag for that short moment (yielding). It also carries the sender's exception
+/// slot: a move constructor that throws is reported to both sides (the value
+/// stays in the sender's object, C4).
 pub struct RawItem {
     ptr: *mut u8,
     ops: *const ValueOps,
     owned: bool,
     ack: *const AtomicBool,
+    /// The sender's exception slot (borrowed items only; null otherwise).
+    sender_err: *mut ExcSlot,
 }
 
 // SAFETY: the pointee is a C++ value the sender gave up for the communication; only
@@ -443,11 +448,11 @@ unsafe impl Send for RawItem {}
 impl RawItem {
     /// The item for a send of the C++ value at `value`: borrowed on a rendezvous
     /// channel, boxed on a buffered one. `None` if the move into the box threw (the
-    /// exception is in `err`).
+    /// exception is in `err`, the sender's exception slot).
     ///
     /// # Safety
-    /// `value` is a live C++ value of the type of `ops`; `ack` outlives the item's
-    /// delivery (the sender waits for it, see [`wait_ack`]).
+    /// `value` is a live C++ value of the type of `ops`; `ack` and `err` outlive the
+    /// item's delivery (the sender waits for `ack`, see [`wait_ack`]).
     unsafe fn new(
         value: *mut u8,
         ops: *const ValueOps,
@@ -463,6 +468,7 @@ impl RawItem {
                 ops,
                 owned: true,
                 ack: std::ptr::null(),
+                sender_err: std::ptr::null_mut(),
             })
         } else {
             Some(RawItem {
@@ -470,18 +476,27 @@ impl RawItem {
                 ops,
                 owned: false,
                 ack,
+                sender_err: err,
             })
         }
     }
 
     /// Moves the value into the storage at `dst` and releases the sender. A
-    /// throwing move constructor is caught in C++ and stored in `err`.
+    /// throwing move constructor is caught in C++ and stored in `err`, and in the
+    /// sender's slot too if the sender waits (a borrowed item): its send fails with
+    /// the same exception, and the value stays in its object. (A boxed value whose
+    /// move throws is destroyed with its box: its sender is gone.)
     ///
     /// # Safety
-    /// `dst` is storage for the channel's C++ type.
+    /// `dst` is storage for the channel's C++ type; `err` an exception slot.
     unsafe fn move_into(self, dst: *mut u8, err: *mut ExcSlot) {
         // SAFETY: `self.ptr` is live: the sender waits for `ack`, or the box is ours.
-        unsafe { bridge::value_move(self.ops, dst, self.ptr, err) };
+        let moved = unsafe { bridge::value_move(self.ops, dst, self.ptr, err) };
+        if !moved && !self.sender_err.is_null() {
+            // SAFETY: the sender keeps its slot alive until it sees `ack` (below),
+            // and reads it only then.
+            unsafe { bridge::exc_share(err, self.sender_err) };
+        }
         if !self.ack.is_null() {
             // The last access to the sender's memory: it may leave at once.
             // SAFETY: the sender keeps `ack` alive until it sees it set.

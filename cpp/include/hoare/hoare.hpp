@@ -990,7 +990,10 @@ class BasicTx : public detail::ChanEnd<BasicTx<T, Shared>, ffi::ChanTx, Shared> 
   using value_type = T;
 
   // Sends v; returns once a reader took it (rendezvous) or it is buffered. Throws
-  // hoare::Poisoned (v is then left untouched). v is moved, never copied.
+  // hoare::Poisoned (v is then left untouched). v is moved, never copied. If T's
+  // move constructor throws as the value is taken (by a rendezvous reader, or into
+  // a buffer's box), the send rethrows that exception and v stays here, as the
+  // move left it: nothing was sent (a rendezvous reader sees the exception too).
   void send(T&& v) {
     if (raw_send(&v, ffi::WaitMode::Block, 0) == Status::poisoned) throw Poisoned();
   }
