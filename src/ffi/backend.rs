@@ -7,7 +7,7 @@ use hoare_core::chan::{
     TrySendError,
 };
 use hoare_runtime::{Builder, JoinHandle, ProcessError, Runtime};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// How long an operation may wait.
 #[derive(Clone, Copy, Debug)]
@@ -111,10 +111,6 @@ pub fn spawn_with<R: Send + 'static>(
 
 pub fn yield_now() {
     hoare_runtime::yield_now()
-}
-
-pub fn sleep_for(d: Duration) {
-    hoare_runtime::sleep_for(d)
 }
 
 pub fn proc_id() -> u64 {

@@ -389,9 +389,21 @@ fn yield_now() -> Result<(), String> {
 
 fn sleep_ns(ns: u64) -> Result<(), String> {
     guard(|| {
-        backend::sleep_for(Duration::from_nanos(ns));
+        hoare_runtime::sleep_until(deadline_in(ns));
         Ok(())
     })
+}
+
+/// The longest wait the bridge asks the runtime for: C++ timeouts and sleeps go up
+/// to `u64::MAX` nanoseconds (584 years; hoare.hpp saturates longer durations), and
+/// a deadline that far ahead is not handled by the runtime's timers (an alt with
+/// such a timeout never woke for a ready channel). A century is "for ever" too.
+const FAR: Duration = Duration::from_secs(100 * 365 * 86400);
+
+/// The instant `ns` nanoseconds from now, at most [`FAR`] ahead.
+fn deadline_in(ns: u64) -> Instant {
+    // At most a century ahead: `Instant + Duration` cannot overflow.
+    Instant::now() + Duration::from_nanos(ns).min(FAR)
 }
 
 fn proc_id() -> u64 {
@@ -888,10 +900,10 @@ unsafe fn chan_new(
 fn wait_of(mode: WaitMode, timeout_ns: u64) -> Wait {
     match mode {
         WaitMode::Try => Wait::Try,
-        WaitMode::Timeout => match Instant::now().checked_add(Duration::from_nanos(timeout_ns)) {
-            Some(d) => Wait::Until(d),
-            None => Wait::Block,
-        },
+        // Beyond a century: no deadline at all (see `FAR`).
+        WaitMode::Timeout if Duration::from_nanos(timeout_ns) < FAR => {
+            Wait::Until(Instant::now() + Duration::from_nanos(timeout_ns))
+        }
         _ => Wait::Block,
     }
 }
@@ -1291,11 +1303,7 @@ unsafe fn alt_impl(gs: &[AltGuard], fair: bool, next: usize) -> Result<AltOutcom
                 unsent.push(u);
             }
             AltKind::Timeout => {
-                let now = Instant::now();
-                let d = now
-                    .checked_add(Duration::from_nanos(g.timeout_ns))
-                    .unwrap_or(now + Duration::from_secs(100 * 365 * 86400));
-                alt.timeout(d, || Status::Timeout);
+                alt.timeout(deadline_in(g.timeout_ns), || Status::Timeout);
                 unsent.push(Unsent::Nothing);
             }
             AltKind::Skip => {

@@ -117,15 +117,22 @@ inline void rethrow_if(ffi::ExcSlot& e) {
   if (e.error) std::rethrow_exception(std::exchange(e.error, nullptr));
 }
 
+// Nanoseconds of a timeout: 0 if negative, saturated at UINT64_MAX (about 584 years,
+// which the bridge treats as "no deadline") instead of overflowing.
 template <class Rep, class Period>
 std::uint64_t to_ns(std::chrono::duration<Rep, Period> d) {
-  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
-  return ns <= 0 ? 0 : static_cast<std::uint64_t>(ns);
+  using Ns = std::chrono::duration<long double, std::nano>;
+  auto ns = std::chrono::duration_cast<Ns>(d).count();
+  if (!(ns > 0)) return 0;
+  if (ns >= static_cast<long double>(UINT64_MAX)) return UINT64_MAX;
+  return static_cast<std::uint64_t>(ns);
 }
 
 template <class Clock, class Dur>
 std::uint64_t until_ns(std::chrono::time_point<Clock, Dur> tp) {
-  return to_ns(tp - Clock::now());
+  auto now = Clock::now();
+  if (tp <= now) return 0;  // also keeps time_point::min() from overflowing
+  return to_ns(tp - now);
 }
 }  // namespace detail
 
@@ -1239,12 +1246,37 @@ std::pair<typename Chan<T, S>::tx_type, typename Chan<T, S>::rx_type> channel(
 //   Date   — absolute: a fixed time point; stays expired.
 using Clock = std::chrono::steady_clock;
 
+namespace detail {
+// d in the clock's unit, saturated at its ends instead of overflowing (so that
+// hours::max() means "for ever", not a negative period).
+template <class Rep, class Period>
+Clock::duration clock_duration(std::chrono::duration<Rep, Period> d) {
+  using Wide = std::chrono::duration<long double, Clock::period>;
+  long double x = std::chrono::duration_cast<Wide>(d).count();
+  if (x != x) return Clock::duration::zero();  // NaN
+  if (x >= static_cast<long double>(Clock::duration::max().count())) return Clock::duration::max();
+  if (x <= static_cast<long double>(Clock::duration::min().count())) return Clock::duration::min();
+  return Clock::duration(static_cast<Clock::rep>(x));
+}
+
+// t + d, saturated at the clock's ends.
+inline Clock::time_point add_saturated(Clock::time_point t, Clock::duration d) {
+  if (d > Clock::duration::zero() && t > Clock::time_point::max() - d) {
+    return Clock::time_point::max();
+  }
+  if (d < Clock::duration::zero() && t < Clock::time_point::min() - d) {
+    return Clock::time_point::min();
+  }
+  return t + d;
+}
+}  // namespace detail
+
 class Egg {
  public:
   template <class Rep, class Period>
   explicit Egg(std::chrono::duration<Rep, Period> period)
-      : period_(std::chrono::duration_cast<Clock::duration>(period)) {}
-  Clock::time_point deadline() const { return Clock::now() + period_; }
+      : period_(detail::clock_duration(period)) {}
+  Clock::time_point deadline() const { return detail::add_saturated(Clock::now(), period_); }
   void fired() {}
   bool expired() const { return period_ <= Clock::duration::zero(); }
   Clock::duration period() const { return period_; }
@@ -1259,11 +1291,11 @@ class Repeat {
   explicit Repeat(std::chrono::duration<Rep, Period> period) : Repeat(Clock::now(), period) {}
   template <class Rep, class Period>
   Repeat(Clock::time_point start, std::chrono::duration<Rep, Period> period)
-      : period_(std::chrono::duration_cast<Clock::duration>(period)), next_(start + period_) {}
+      : period_(detail::clock_duration(period)), next_(detail::add_saturated(start, period_)) {}
   Clock::time_point deadline() const { return next_; }
   void fired() { advance(); }
   bool expired() const { return Clock::now() >= next_; }
-  void advance() { next_ += period_; }
+  void advance() { next_ = detail::add_saturated(next_, period_); }
   // Drops the ticks already passed except the latest.
   void skip_missed() {
     auto now = Clock::now();
@@ -1283,7 +1315,7 @@ class Date {
   explicit Date(Clock::time_point at) : at_(at) {}
   template <class Rep, class Period>
   static Date after(std::chrono::duration<Rep, Period> d) {
-    return Date(Clock::now() + std::chrono::duration_cast<Clock::duration>(d));
+    return Date(detail::add_saturated(Clock::now(), detail::clock_duration(d)));
   }
   Clock::time_point deadline() const { return at_; }
   void fired() {}
