@@ -49,11 +49,16 @@ TEST(Alt, BufferedCppValues) {
     for (int w = 0; w < writers; ++w) chans.emplace_back(Buffer::bounded(1));
     std::vector<hoare::Rx<std::string>> rxs;
     std::vector<hoare::JoinHandle<void>> ws;
+    // A writer that ended would poison its channel (its end goes with its body), and
+    // the alt could choose that guard: the writers keep their ends until the reader
+    // has everything.
+    auto done = hoare::Barrier().enroll(writers + 1);
     for (int w = 0; w < writers; ++w) {
       rxs.push_back(chans[w].move_rx());
-      ws.push_back(hoare::spawn([tx = chans[w].move_tx(), w]() mutable {
+      ws.push_back(hoare::spawn([tx = chans[w].move_tx(), w, end = std::move(done[w])]() mutable {
         for (int i = 0; i < per; ++i)
           tx << (std::to_string(w) + ":" + std::to_string(i) + std::string(40, 'x'));
+        end.sync();
       }));
     }
     std::vector<int> next(writers, 0);
@@ -66,6 +71,7 @@ TEST(Alt, BufferedCppValues) {
                     })
           .select();
     }
+    done[writers].sync();
     for (auto& w : ws) w.join();
     for (int w = 0; w < writers; ++w) EXPECT_EQ(next[w], per);
   });
@@ -231,11 +237,13 @@ TEST(Alt, RendezvousOfCppValuesPassedByAddress) {
     std::vector<hoare::Chan<std::string>> chans(writers);
     std::vector<hoare::Rx<std::string>> rxs;
     std::vector<hoare::JoinHandle<void>> ws;
+    auto done = hoare::Barrier().enroll(writers + 1);  // as in BufferedCppValues
     for (int w = 0; w < writers; ++w) {
       rxs.push_back(chans[w].move_rx());
-      ws.push_back(hoare::spawn([tx = chans[w].move_tx(), w]() mutable {
+      ws.push_back(hoare::spawn([tx = chans[w].move_tx(), w, end = std::move(done[w])]() mutable {
         for (int i = 0; i < per; ++i)
           tx << (std::to_string(w) + ":" + std::to_string(i) + std::string(40, 'x'));
+        end.sync();
       }));
     }
     std::vector<int> next(writers, 0);
@@ -248,6 +256,7 @@ TEST(Alt, RendezvousOfCppValuesPassedByAddress) {
                     })
           .select();
     }
+    done[writers].sync();
     for (auto& w : ws) w.join();
     for (int w = 0; w < writers; ++w) EXPECT_EQ(next[w], per);
     // And from an alt's send guard to a plain (extended) receive.

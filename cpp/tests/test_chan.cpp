@@ -399,3 +399,36 @@ TEST(Chan, PodTryAndTimed) {
     EXPECT_EQ(rx.recv_for(v, 1ms), Status::timeout);
   });
 }
+
+// A timeout longer than 64 bits of nanoseconds waits (saturated), instead of
+// overflowing into a negative or tiny one.
+TEST(Chan, HugeTimeoutsSaturate) {
+  in_runtime([] {
+    auto [tx, rx] = hoare::channel<int>();
+    auto w = hoare::spawn([tx = std::move(tx)]() mutable {
+      hoare::this_proc::sleep_for(20ms);
+      EXPECT_EQ(tx.send_for(5, std::chrono::hours::max()), hoare::Status::ok);
+    });
+    int v = 0;
+    EXPECT_EQ(rx.recv_for(v, std::chrono::hours::max()), hoare::Status::ok);
+    EXPECT_EQ(v, 5);
+    w.join();
+    auto [tx2, rx2] = hoare::channel<int>();
+    auto w2 = hoare::spawn([tx2 = std::move(tx2)]() mutable {
+      hoare::this_proc::sleep_for(20ms);
+      tx2.send(6);
+    });
+    EXPECT_EQ(hoare::Alt().recv(rx2).timeout(std::chrono::hours::max()).select(), 0u);
+    w2.join();
+    static std::atomic<bool> woke{false};
+    hoare::spawn([] {
+      hoare::this_proc::sleep_for(std::chrono::hours::max());  // cancelled at shutdown
+      woke = true;
+    }).detach();
+    hoare::this_proc::sleep_for(20ms);
+    EXPECT_FALSE(woke.load());
+    EXPECT_EQ(hoare::detail::to_ns(std::chrono::duration<double>(1e300)), UINT64_MAX);
+    EXPECT_EQ(hoare::detail::to_ns(std::chrono::duration<double>(-1.0)), 0u);
+    EXPECT_EQ(hoare::detail::to_ns(std::chrono::milliseconds(3)), 3000000u);
+  });
+}

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common.hpp"
 
@@ -133,4 +135,63 @@ TEST(Failures, CancelledWhileBlockedOnAChannel) {
   });
   tx.poison();
   EXPECT_EQ(destroyed.load(), 1);
+}
+
+// Misuse from C++ is refused by the bridge with a plain hoare::Error: no Rust panic
+// happens, so none of its output (the panic hook's "panicked at" line, a backtrace
+// note) reaches stderr, and the message does not speak of a Rust panic.
+TEST(Failures, MisuseIsAnErrorWithoutRustPanicOutput) {
+  std::vector<std::string> msgs;
+  auto refused = [&msgs](auto&& f) {
+    try {
+      f();
+      msgs.push_back("no exception");
+    } catch (const hoare::Error& e) {
+      msgs.push_back(e.what());
+    }
+  };
+  StderrCapture cap;
+  // Outside a runtime.
+  refused([] { hoare::spawn([] {}); });
+  refused([] { hoare::spawn_blocking([] {}); });
+  refused([] { hoare::par([] {}, [] {}); });
+  refused([] {
+    auto [tx, rx] = hoare::channel<std::int64_t>();
+    auto [tx2, rx2] = hoare::channel<std::int64_t>();
+    hoare::rust_procs::doubler(std::move(rx), std::move(tx2));
+  });
+  refused([] { hoare::rust_procs::counter(3); });
+  refused([] { hoare::rust_procs::commstime(10); });
+  in_runtime([&refused] {
+    // An alt that could only wait for ever.
+    refused([] { hoare::Alt().select(); });
+    refused([] {
+      auto [tx, rx] = hoare::channel<int>();
+      hoare::Alt().recv_if(false, rx).timeout_if(false, 1ms).select();
+    });
+    // A thread cannot be named with a NUL character.
+    refused(
+        [] { hoare::spawn(hoare::SpawnOptions{}.thread().name(std::string("a\0b", 3)), [] {}); });
+    // Two barrier guards on one end, straight through the bridge (hoare::Alt checks
+    // this itself).
+    refused([] {
+      hoare::AltingBarrier b;
+      auto e = b.enroll();
+      auto end = reinterpret_cast<std::uintptr_t>(&e.handle());
+      std::vector<hoare::ffi::AltGuard> gs{{hoare::ffi::AltKind::Barrier, true, end, 0, 0, 0},
+                                           {hoare::ffi::AltKind::Barrier, true, end, 0, 0, 0}};
+      hoare::detail::bridge_call([&] {
+        hoare::ffi::alt_select(rust::Slice<const hoare::ffi::AltGuard>(gs.data(), gs.size()), false,
+                               0);
+      });
+    });
+  });
+  auto err = cap.text();
+  EXPECT_FALSE(looks_like_rust_panic(err)) << err;
+  ASSERT_EQ(msgs.size(), 10u);
+  for (const auto& m : msgs) {
+    EXPECT_NE(m, "no exception");
+    EXPECT_FALSE(looks_like_rust_panic(m)) << m;
+    EXPECT_EQ(m.rfind("hoare: ", 0), 0u) << m;
+  }
 }

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common.hpp"
@@ -204,4 +205,142 @@ TEST(Process, WorkersOption) {
     return s.size();
   });
   EXPECT_LE(ids, 2u);
+}
+
+// The crate README's first Rust program, translated line by line: the end the
+// process captured must poison the channel when the body returns (as in Rust and
+// std::thread), not when somebody joins the process. A hang here would mean the
+// end lives on in the task until join().
+TEST(Process, CapturedEndsGoWhenTheBodyReturns) {
+  auto total = in_runtime([] {
+    auto [tx, rx] = hoare::channel<int>();
+    auto squares = hoare::spawn([tx = std::move(tx)]() mutable {
+      for (int i = 1; i <= 4; ++i) tx.send(i * i);
+    });  // returning destroys tx, which poisons the channel and ends the loop
+    int total = 0;
+    int v = 0;
+    hoare::Status st;
+    while ((st = rx.recv_for(v, 5s)) == hoare::Status::ok) total += v;
+    EXPECT_EQ(st, hoare::Status::poisoned) << "the process's end outlived its body";
+    squares.join();
+    return total;
+  });
+  EXPECT_EQ(total, 30);
+}
+
+TEST(Process, CapturedEndsGoWhenTheBodyThrows) {
+  in_runtime([] {
+    auto [tx, rx] = hoare::channel<int>();
+    auto p = hoare::spawn([tx = std::move(tx)]() mutable {
+      tx.send(1);
+      throw std::runtime_error("failed");
+    });
+    EXPECT_EQ(rx.recv(), 1);
+    int v = 0;
+    EXPECT_EQ(rx.recv_for(v, 5s), hoare::Status::poisoned);
+    EXPECT_THROW(p.join(), std::runtime_error);  // the exception outlives the callable
+  });
+}
+
+// The callable is destroyed by the process itself, right after its body, while the
+// result waits for the joiner.
+TEST(Process, CallableIsDestroyedInTheProcess) {
+  struct Probe {
+    std::uint64_t* destroyed_in;
+    explicit Probe(std::uint64_t* p) : destroyed_in(p) {}
+    Probe(Probe&& o) noexcept : destroyed_in(std::exchange(o.destroyed_in, nullptr)) {}
+    ~Probe() {
+      if (destroyed_in) *destroyed_in = hoare::this_proc::id();
+    }
+  };
+  in_runtime([] {
+    std::uint64_t destroyed_in = 0;
+    auto h = hoare::spawn([probe = Probe(&destroyed_in)] { return hoare::this_proc::id(); });
+    auto id = h.join();
+    EXPECT_EQ(destroyed_in, id);
+  });
+}
+
+// An exception that ends a process nobody joins is reported on stderr with the
+// process's name, whether the handle goes before or after the process ends.
+TEST(Process, AnExceptionNobodyJoinsIsReported) {
+  StderrCapture cap;
+  in_runtime([&cap] {
+    hoare::spawn(hoare::SpawnOptions{}.name("lost"), [] {
+      hoare::this_proc::sleep_for(5ms);
+      throw std::runtime_error("nobody hears me");
+    }).detach();
+    auto [tx, rx] = hoare::channel<int>();
+    {
+      auto h =
+          hoare::spawn(hoare::SpawnOptions{}.name("dropped"),
+                       [tx = std::move(tx)]() mutable -> int { throw std::logic_error("gone"); });
+      int v = 0;
+      EXPECT_EQ(rx.recv_for(v, 5s), hoare::Status::poisoned);  // the body has ended
+    }                                                          // the handle goes without join()
+    EXPECT_TRUE(cap.wait_for("nobody hears me", 5s));
+    EXPECT_TRUE(cap.wait_for("gone", 5s));
+  });
+  auto err = cap.text();
+  EXPECT_NE(err.find("\"lost\""), std::string::npos) << err;
+  EXPECT_NE(err.find("\"dropped\""), std::string::npos) << err;
+}
+
+// Joined processes (also through par, par_for and scope) and processes cancelled
+// at shutdown are not reported.
+TEST(Process, ObservedOrCancelledExceptionsAreNotReported) {
+  StderrCapture cap;
+  hoare::run(hoare::RunOptions{2, 0}, [] {
+    auto h = hoare::spawn([] { throw std::runtime_error("joined"); });
+    EXPECT_THROW(h.join(), std::runtime_error);
+    EXPECT_THROW(hoare::par([] { throw std::runtime_error("par 1"); },
+                            [] { throw std::runtime_error("par 2"); }),
+                 std::runtime_error);
+    EXPECT_THROW(hoare::scope([](hoare::Scope& s) {
+                   s.spawn([] { throw std::runtime_error("scope 1"); });
+                   s.spawn([] { throw std::runtime_error("scope 2"); });
+                 }),
+                 std::runtime_error);
+    hoare::spawn([] { hoare::this_proc::sleep_for(std::chrono::hours(1)); }).detach();
+    hoare::this_proc::sleep_for(5ms);
+  });
+  auto err = cap.text();
+  EXPECT_EQ(err.find("hoare:"), std::string::npos) << err;
+}
+
+// A process on its own OS thread is a process too (as the README calls it): the
+// same answer as in a coroutine process; a plain thread is not one.
+TEST(Process, ThreadProcessIsInProcess) {
+  in_runtime([] {
+    EXPECT_TRUE(hoare::spawn_blocking([] { return hoare::this_proc::in_process(); }).join());
+    EXPECT_TRUE(hoare::spawn([] { return hoare::this_proc::in_process(); }).join());
+    // ... and it can spawn, as a process can.
+    EXPECT_EQ(hoare::spawn_blocking([] { return hoare::spawn([] { return 5; }).join(); }).join(),
+              5);
+  });
+  bool plain = true;
+  std::thread([&plain] { plain = hoare::this_proc::in_process(); }).join();
+  EXPECT_FALSE(plain);
+}
+
+// The report goes to the handler set with set_unjoined_failure_handler (e.g. one
+// that terminates, as std::thread would), once per failure.
+TEST(Process, UnjoinedFailureHandler) {
+  static std::atomic<int> calls{0};
+  static std::string seen;  // written by the one call below
+  calls = 0;
+  auto prev = hoare::set_unjoined_failure_handler([](const hoare::UnjoinedFailure& f) noexcept {
+    if (calls++ == 0) seen = f.name.value_or("?") + ": " + hoare::detail::describe(f.error);
+  });
+  StderrCapture cap;
+  in_runtime([] {
+    hoare::spawn(hoare::SpawnOptions{}.name("p"), [] {
+      throw std::runtime_error("boom");
+    }).detach();
+    for (int i = 0; i < 5000 && calls == 0; ++i) hoare::this_proc::sleep_for(1ms);
+  });
+  EXPECT_NE(hoare::set_unjoined_failure_handler(prev), prev);  // ours, now replaced
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(seen, "p: boom");
+  EXPECT_EQ(cap.text(), "");  // the default handler did not print
 }

@@ -7,7 +7,7 @@ use hoare_core::chan::{
     TrySendError,
 };
 use hoare_runtime::{Builder, JoinHandle, ProcessError, Runtime};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// How long an operation may wait.
 #[derive(Clone, Copy, Debug)]
@@ -58,21 +58,33 @@ pub fn run<R: Send + 'static>(
 
 pub type Proc<R> = JoinHandle<R>;
 
-/// Spawns a process in the caller's runtime (panics outside one: the caller guards).
+/// The error of a spawn outside a runtime.
+pub const NO_RUNTIME: &str = "hoare: spawn called outside a runtime (call it inside hoare::run)";
+
+/// `Err(NO_RUNTIME)` unless the caller runs in a runtime (a process of either
+/// kind), where a spawn has somewhere to go: checked before the Rust API would
+/// panic.
+pub fn need_runtime() -> Result<(), String> {
+    if in_process() {
+        Ok(())
+    } else {
+        Err(NO_RUNTIME.into())
+    }
+}
+
+/// Spawns a process in the caller's runtime (an error outside one).
 pub fn spawn<R: Send + 'static>(
     pinned: bool,
     stack: usize,
     f: impl FnOnce() -> R + Send + 'static,
 ) -> Result<Proc<R>, String> {
-    let mut b = Builder::new().pinned(pinned);
-    if stack > 0 {
-        b = b.stack_size(stack);
-    }
-    Ok(b.spawn(f))
+    spawn_with(pinned, stack, false, None, f)
 }
 
 /// [`spawn`] with every option: `thread` runs the process on an OS thread of its
-/// own (for blocking calls), `name` names it.
+/// own (for blocking calls), `name` names it. Refuses, instead of letting the Rust
+/// API panic, a spawn outside a runtime, a pinned thread process and a name with
+/// a NUL character (which an OS thread's name cannot hold).
 pub fn spawn_with<R: Send + 'static>(
     pinned: bool,
     stack: usize,
@@ -80,6 +92,13 @@ pub fn spawn_with<R: Send + 'static>(
     name: Option<String>,
     f: impl FnOnce() -> R + Send + 'static,
 ) -> Result<Proc<R>, String> {
+    need_runtime()?;
+    if thread && pinned {
+        return Err("hoare: a process on its own thread cannot also be pinned".into());
+    }
+    if name.as_deref().is_some_and(|n| n.contains('\0')) {
+        return Err("hoare: a process name cannot contain a NUL character".into());
+    }
     let mut b = Builder::new().pinned(pinned).thread(thread);
     if stack > 0 {
         b = b.stack_size(stack);
@@ -94,16 +113,13 @@ pub fn yield_now() {
     hoare_runtime::yield_now()
 }
 
-pub fn sleep_for(d: Duration) {
-    hoare_runtime::sleep_for(d)
-}
-
 pub fn proc_id() -> u64 {
     hoare_runtime::id()
 }
 
+/// Whether the caller is a process (on a worker or on a thread of its own).
 pub fn in_process() -> bool {
-    hoare_core::park::in_process()
+    hoare_runtime::in_process()
 }
 
 // ---------------------------------------------------------------- channels

@@ -28,9 +28,13 @@
 //!   `hoare::RecvAny`: the case set built once and selected on many times.
 //!   Scoped forking and request/reply bundles are C++ over `spawn`/`join` and
 //!   channels; alting barriers are bridged (`AltingBarrier*Handle`, `AltKind::Barrier`).
-//! * **Failures.** Every `extern "Rust"` function that can fail returns `Result` and
-//!   runs under `catch_unwind`: a Rust panic becomes a C++ exception (cxx maps `Err`
-//!   to `rust::Error`), never undefined behaviour.
+//! * **Failures.** Misuse that C++ can commit (a spawn outside a runtime, an alt
+//!   with no enabled guard, a bad channel kind or capacity, ...) is checked here
+//!   before the Rust API would panic, and comes back as `Err` (cxx maps it to
+//!   `rust::Error`, hoare.hpp to `hoare::Error`): no panic, so no panic message on
+//!   stderr. Every `extern "Rust"` function that can fail also runs under
+//!   `catch_unwind`, so a panic that is a bug still becomes a C++ exception
+//!   (`"hoare: Rust panic: ..."`), never undefined behaviour.
 
 mod backend;
 
@@ -182,6 +186,7 @@ mod bridge {
         unsafe fn value_box(ops: *const ValueOps, src: *mut u8, err: *mut ExcSlot) -> *mut u8;
         unsafe fn value_unbox(ops: *const ValueOps, boxed: *mut u8, dst: *mut u8);
         unsafe fn value_drop_box(ops: *const ValueOps, boxed: *mut u8);
+        unsafe fn exc_share(from: *mut ExcSlot, to: *mut ExcSlot);
     }
 
     extern "Rust" {
@@ -363,9 +368,6 @@ fn run(task: cxx::UniquePtr<Task>, opts: &RunOpts) -> Result<cxx::UniquePtr<Task
 
 fn spawn(task: cxx::UniquePtr<Task>, opts: &SpawnOpts) -> Result<Box<ProcHandle>, String> {
     guard(move || {
-        if opts.thread && opts.pinned {
-            return Err("hoare: a process on its own thread cannot also be pinned".into());
-        }
         let name = (!opts.name.is_empty()).then(|| opts.name.clone());
         backend::spawn_with(opts.pinned, opts.stack_size, opts.thread, name, move || {
             run_task(task)
@@ -387,9 +389,21 @@ fn yield_now() -> Result<(), String> {
 
 fn sleep_ns(ns: u64) -> Result<(), String> {
     guard(|| {
-        backend::sleep_for(Duration::from_nanos(ns));
+        hoare_runtime::sleep_until(deadline_in(ns));
         Ok(())
     })
+}
+
+/// The longest wait the bridge asks the runtime for: C++ timeouts and sleeps go up
+/// to `u64::MAX` nanoseconds (584 years; hoare.hpp saturates longer durations), and
+/// a deadline that far ahead is not handled by the runtime's timers (an alt with
+/// such a timeout never woke for a ready channel). A century is "for ever" too.
+const FAR: Duration = Duration::from_secs(100 * 365 * 86400);
+
+/// The instant `ns` nanoseconds from now, at most [`FAR`] ahead.
+fn deadline_in(ns: u64) -> Instant {
+    // At most a century ahead: `Instant + Duration` cannot overflow.
+    Instant::now() + Duration::from_nanos(ns).min(FAR)
 }
 
 fn proc_id() -> u64 {
@@ -426,12 +440,16 @@ fn default_workers() -> usize {
 /// and set the flag. A plain receive moves inside an extended rendezvous
 /// (`recv_with`), so the flag is already set when the sender is released; an alt's
 /// receive guard moves right after the alt committed, and the sender waits for the
-/// flag for that short moment (yielding).
+/// flag for that short moment (yielding). It also carries the sender's exception
+/// slot: a move constructor that throws is reported to both sides (the value
+/// stays in the sender's object, C4).
 pub struct RawItem {
     ptr: *mut u8,
     ops: *const ValueOps,
     owned: bool,
     ack: *const AtomicBool,
+    /// The sender's exception slot (borrowed items only; null otherwise).
+    sender_err: *mut ExcSlot,
 }
 
 // SAFETY: the pointee is a C++ value the sender gave up for the communication; only
@@ -442,11 +460,11 @@ unsafe impl Send for RawItem {}
 impl RawItem {
     /// The item for a send of the C++ value at `value`: borrowed on a rendezvous
     /// channel, boxed on a buffered one. `None` if the move into the box threw (the
-    /// exception is in `err`).
+    /// exception is in `err`, the sender's exception slot).
     ///
     /// # Safety
-    /// `value` is a live C++ value of the type of `ops`; `ack` outlives the item's
-    /// delivery (the sender waits for it, see [`wait_ack`]).
+    /// `value` is a live C++ value of the type of `ops`; `ack` and `err` outlive the
+    /// item's delivery (the sender waits for `ack`, see [`wait_ack`]).
     unsafe fn new(
         value: *mut u8,
         ops: *const ValueOps,
@@ -462,6 +480,7 @@ impl RawItem {
                 ops,
                 owned: true,
                 ack: std::ptr::null(),
+                sender_err: std::ptr::null_mut(),
             })
         } else {
             Some(RawItem {
@@ -469,18 +488,27 @@ impl RawItem {
                 ops,
                 owned: false,
                 ack,
+                sender_err: err,
             })
         }
     }
 
     /// Moves the value into the storage at `dst` and releases the sender. A
-    /// throwing move constructor is caught in C++ and stored in `err`.
+    /// throwing move constructor is caught in C++ and stored in `err`, and in the
+    /// sender's slot too if the sender waits (a borrowed item): its send fails with
+    /// the same exception, and the value stays in its object. (A boxed value whose
+    /// move throws is destroyed with its box: its sender is gone.)
     ///
     /// # Safety
-    /// `dst` is storage for the channel's C++ type.
+    /// `dst` is storage for the channel's C++ type; `err` an exception slot.
     unsafe fn move_into(self, dst: *mut u8, err: *mut ExcSlot) {
         // SAFETY: `self.ptr` is live: the sender waits for `ack`, or the box is ours.
-        unsafe { bridge::value_move(self.ops, dst, self.ptr, err) };
+        let moved = unsafe { bridge::value_move(self.ops, dst, self.ptr, err) };
+        if !moved && !self.sender_err.is_null() {
+            // SAFETY: the sender keeps its slot alive until it sees `ack` (below),
+            // and reads it only then.
+            unsafe { bridge::exc_share(err, self.sender_err) };
+        }
         if !self.ack.is_null() {
             // The last access to the sender's memory: it may leave at once.
             // SAFETY: the sender keeps `ack` alive until it sees it set.
@@ -872,10 +900,10 @@ unsafe fn chan_new(
 fn wait_of(mode: WaitMode, timeout_ns: u64) -> Wait {
     match mode {
         WaitMode::Try => Wait::Try,
-        WaitMode::Timeout => match Instant::now().checked_add(Duration::from_nanos(timeout_ns)) {
-            Some(d) => Wait::Until(d),
-            None => Wait::Block,
-        },
+        // Beyond a century: no deadline at all (see `FAR`).
+        WaitMode::Timeout if Duration::from_nanos(timeout_ns) < FAR => {
+            Wait::Until(Instant::now() + Duration::from_nanos(timeout_ns))
+        }
         _ => Wait::Block,
     }
 }
@@ -1151,11 +1179,27 @@ unsafe fn alt_select(
     guard(|| unsafe { alt_impl(guards, fair, fair_next) })
 }
 
+/// Refuses, before the alt engine would panic (or alias an end), an alt that could
+/// only wait for ever and one with two guards on one alting-barrier end.
+fn check_guards(gs: &[AltGuard]) -> Result<(), String> {
+    if !gs.iter().any(|g| g.enabled) {
+        return Err("hoare: an alt with no enabled guard would wait for ever".into());
+    }
+    let is_barrier = |g: &&AltGuard| g.kind == AltKind::Barrier;
+    for (i, g) in gs.iter().enumerate().filter(|(_, g)| is_barrier(g)) {
+        if gs[..i].iter().filter(is_barrier).any(|h| h.end == g.end) {
+            return Err("hoare: two barrier guards on one alting barrier end in one alt".into());
+        }
+    }
+    Ok(())
+}
+
 /// # Safety
 /// Every `end` points to a live end of the kind its guard says; every `value`
 /// points to a live C++ value (send) or storage for one (receive) of the end's
 /// element type; every `err` to an `ExcSlot`.
 unsafe fn alt_impl(gs: &[AltGuard], fair: bool, next: usize) -> Result<AltOutcome, String> {
+    check_guards(gs)?;
     // Fast path: only enabled receive guards on ends of one element type and one
     // sharing kind (a replicated receive, as in StressedAlt): one set of cases, no
     // boxed guard per end.
@@ -1259,11 +1303,7 @@ unsafe fn alt_impl(gs: &[AltGuard], fair: bool, next: usize) -> Result<AltOutcom
                 unsent.push(u);
             }
             AltKind::Timeout => {
-                let now = Instant::now();
-                let d = now
-                    .checked_add(Duration::from_nanos(g.timeout_ns))
-                    .unwrap_or(now + Duration::from_secs(100 * 365 * 86400));
-                alt.timeout(d, || Status::Timeout);
+                alt.timeout(deadline_in(g.timeout_ns), || Status::Timeout);
                 unsent.push(Unsent::Nothing);
             }
             AltKind::Skip => {
@@ -1716,6 +1756,7 @@ fn rust_sum(rx: Box<ChanRx>) -> Result<i64, String> {
 fn rust_commstime(iters: i64) -> Result<f64, String> {
     use hoare_core::chan::one2one;
     guard(move || {
+        backend::need_runtime()?;
         let (a_tx, a_rx) = one2one::<i64>();
         let (b_tx, b_rx) = one2one::<i64>();
         let (c_tx, c_rx) = one2one::<i64>();

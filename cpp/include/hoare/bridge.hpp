@@ -66,5 +66,11 @@ inline void value_drop_box(const ValueOps* ops, std::uint8_t* box) noexcept {
   ops->drop_box(box);
 }
 
+// Stores the exception in `from` in `to` as well: a move out of a sender's object
+// that threw in the receiver fails the sender's operation too.
+inline void exc_share(ExcSlot* from, ExcSlot* to) noexcept {
+  to->error = from->error;
+}
+
 }  // namespace ffi
 }  // namespace hoare

@@ -7,8 +7,7 @@
 //       auto [tx, rx] = hoare::channel<std::string>();
 //       auto p = hoare::spawn([tx = std::move(tx)]() mutable {
 //         tx << std::string("hello");
-//         tx.poison();
-//       });
+//       });  // returning destroys tx: the channel is poisoned
 //       for (auto s : rx) std::cout << s << "\n";  // ends at poison
 //       p.join();
 //       return 0;
@@ -34,12 +33,16 @@
 // Exceptions: an exception thrown by a process body ends that process (not its
 // worker, not the runtime) and is rethrown by join() (or by run() for the first
 // process). hoare::par rethrows the first failure (in argument order) after every
-// branch has finished. A Rust panic inside the runtime reaches C++ as hoare::Error.
+// branch has finished. An exception of a process nobody joins is reported on
+// stderr (see set_unjoined_failure_handler). Misuse (a spawn outside run(), an
+// alt that could only wait for ever, ...) throws hoare::Error.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
 #include <iterator>
 #include <memory>
@@ -114,15 +117,22 @@ inline void rethrow_if(ffi::ExcSlot& e) {
   if (e.error) std::rethrow_exception(std::exchange(e.error, nullptr));
 }
 
+// Nanoseconds of a timeout: 0 if negative, saturated at UINT64_MAX (about 584 years,
+// which the bridge treats as "no deadline") instead of overflowing.
 template <class Rep, class Period>
 std::uint64_t to_ns(std::chrono::duration<Rep, Period> d) {
-  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(d).count();
-  return ns <= 0 ? 0 : static_cast<std::uint64_t>(ns);
+  using Ns = std::chrono::duration<long double, std::nano>;
+  auto ns = std::chrono::duration_cast<Ns>(d).count();
+  if (!(ns > 0)) return 0;
+  if (ns >= static_cast<long double>(UINT64_MAX)) return UINT64_MAX;
+  return static_cast<std::uint64_t>(ns);
 }
 
 template <class Clock, class Dur>
 std::uint64_t until_ns(std::chrono::time_point<Clock, Dur> tp) {
-  return to_ns(tp - Clock::now());
+  auto now = Clock::now();
+  if (tp <= now) return 0;  // also keeps time_point::min() from overflowing
+  return to_ns(tp - now);
 }
 }  // namespace detail
 
@@ -133,6 +143,56 @@ struct Unit {
   bool operator==(const Unit&) const { return true; }
 };
 
+// A process that an exception ended and that nobody joins: its handle was
+// detached or destroyed without join() (before or after the process ended).
+struct UnjoinedFailure {
+  std::uint64_t id;                 // the process's this_proc::id()
+  std::optional<std::string> name;  // its name (SpawnOptions::name), if any
+  std::exception_ptr error;         // what it threw
+};
+
+// Called once for every UnjoinedFailure, by whichever of the process and its
+// handle goes last. It must not throw; it should not block.
+using UnjoinedFailureHandler = void (*)(const UnjoinedFailure&) noexcept;
+
+namespace detail {
+inline std::atomic<UnjoinedFailureHandler> unjoined_handler{nullptr};
+
+// The message of an exception, without type information beyond std::exception.
+inline std::string describe(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "an exception not derived from std::exception";
+  }
+}
+}  // namespace detail
+
+// The default handler: one line on stderr, e.g.
+//   hoare: process "reader" (id 12) ended by an exception nobody joined: bad input
+inline void print_unjoined_failure(const UnjoinedFailure& f) noexcept {
+  try {
+    std::string who =
+        f.name ? "\"" + *f.name + "\" (id " + std::to_string(f.id) + ")" : std::to_string(f.id);
+    std::string line = "hoare: process " + who +
+                       " ended by an exception nobody joined: " + detail::describe(f.error) + "\n";
+    std::fputs(line.c_str(), stderr);
+  } catch (...) {
+    std::fputs("hoare: a process ended by an exception nobody joined\n", stderr);
+  }
+}
+
+// Sets what happens to the exception of a process nobody joins (nullptr: the
+// default, print_unjoined_failure); returns the previous handler. std::thread
+// would terminate the program; a handler that calls std::terminate() does that.
+// Exceptions of processes that are joined (also by par, par_for, scope) are the
+// joiner's; hoare::Cancelled (a process unwound at shutdown) is never reported.
+inline UnjoinedFailureHandler set_unjoined_failure_handler(UnjoinedFailureHandler h) noexcept {
+  return detail::unjoined_handler.exchange(h);
+}
+
 namespace detail {
 template <class F>
 using result_of_t = std::invoke_result_t<std::decay_t<F>&>;
@@ -140,38 +200,93 @@ using result_of_t = std::invoke_result_t<std::decay_t<F>&>;
 template <class R>
 using stored_t = std::conditional_t<std::is_void_v<R>, Unit, R>;
 
-// The result slot a Task keeps for join().
+inline bool is_cancelled(const std::exception_ptr& e) noexcept {
+  try {
+    std::rethrow_exception(e);
+  } catch (const Cancelled&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+// Hands an exception nobody observed to the unjoined-failure handler.
+inline void report_unjoined(const UnjoinedFailure& f) noexcept {
+  if (is_cancelled(f.error)) return;
+  if (auto h = unjoined_handler.load()) {
+    h(f);
+  } else {
+    print_unjoined_failure(f);
+  }
+}
+
+// The result slot a Task keeps for join(). The task outlives the process's body
+// (FnTask destroys the callable as soon as the body returns) until the joiner takes
+// the result, or, if nobody joins, until both the process and its handle are gone;
+// an exception nobody took is reported then.
 template <class R>
 class ResultTask : public ffi::Task {
  public:
+  ~ResultTask() override {
+    if (error && !observed) {
+      report_unjoined(UnjoinedFailure{failed_id, std::move(failed_name), std::move(error)});
+    }
+  }
+
   std::optional<stored_t<R>> value;
   std::exception_ptr error;
+  // Whether a joiner has taken the error (join(), or a Scope's join_all).
+  bool observed = false;
+  // Who threw, recorded only when the body throws.
+  std::uint64_t failed_id = 0;
+  std::optional<std::string> failed_name;
 
   stored_t<R> take() {
+    observed = true;
     if (error) std::rethrow_exception(error);
     return std::move(*value);
+  }
+  std::exception_ptr observe_error() {
+    observed = true;
+    return error;
+  }
+
+ protected:
+  // Records the failing process's id and name (in the process, after the body).
+  void note_failure() noexcept {
+    failed_id = ffi::proc_id();
+    try {
+      rust::String n;
+      if (ffi::proc_name(n)) failed_name.emplace(std::string(n));
+    } catch (...) {
+    }
   }
 };
 
 template <class F, class R>
 class FnTask final : public ResultTask<R> {
  public:
-  explicit FnTask(F f) : f_(std::move(f)) {}
+  explicit FnTask(F f) : f_(std::in_place, std::move(f)) {}
   void run() noexcept override {
     try {
       if constexpr (std::is_void_v<R>) {
-        f_();
+        (*f_)();
         this->value.emplace();
       } else {
-        this->value.emplace(f_());
+        this->value.emplace((*f_)());
       }
     } catch (...) {
       this->error = std::current_exception();
     }
+    // The callable and what it captured go as soon as the body has returned, as
+    // with std::thread and in Rust: a captured channel end poisons its channel now,
+    // not when somebody joins. Outside the handler: a destructor may block.
+    f_.reset();
+    if (this->error) this->note_failure();
   }
 
  private:
-  F f_;
+  std::optional<F> f_;
 };
 
 template <class F>
@@ -269,7 +384,10 @@ inline std::unique_ptr<ffi::Task> join_process(rust::Box<ffi::ProcHandle> h) {
 }  // namespace detail
 
 // A spawned process. join() returns its result or rethrows its exception. A handle
-// destroyed without join() detaches the process (it keeps running), as in Rust.
+// destroyed without join() detaches the process (it keeps running), as in Rust; if
+// an exception ends a process nobody joins, it is reported (on stderr by default,
+// see set_unjoined_failure_handler). The process's callable, with everything it
+// captured, is destroyed when its body returns or throws, not at join().
 template <class R>
 class JoinHandle {
  public:
@@ -376,7 +494,10 @@ class Scope {
         auto t = detail::bridge_call([&] { return ffi::join(std::move(*c->h)); });
         c->h.reset();
         c->task = std::move(t);
-        if (!c->taken && !first) first = c->error_of(c->task.get());
+        if (!c->taken) {
+          auto e = c->error_of(c->task.get());
+          if (!first) first = e;
+        }
       } catch (...) {
         c->h.reset();
         if (!first) first = std::current_exception();
@@ -392,6 +513,8 @@ class Scope {
     std::optional<rust::Box<ffi::ProcHandle>> h;
     std::unique_ptr<ffi::Task> task;  // once joined by join_all
     bool taken = false;               // the handle's join() ran
+    // The child's exception, which the scope has now observed (it is not reported
+    // as unjoined).
     std::exception_ptr (*error_of)(ffi::Task*) = nullptr;
   };
   std::vector<std::unique_ptr<Child>> children_;
@@ -427,7 +550,9 @@ template <class F>
 ScopedJoinHandle<detail::result_of_t<F>> Scope::spawn(const SpawnOptions& opts, F&& f) {
   using R = detail::result_of_t<F>;
   auto c = std::make_unique<Child>();
-  c->error_of = [](ffi::Task* t) { return static_cast<detail::ResultTask<R>*>(t)->error; };
+  c->error_of = [](ffi::Task* t) {
+    return static_cast<detail::ResultTask<R>*>(t)->observe_error();
+  };
   ffi::SpawnOpts o{opts.pinned, opts.stack_size, opts.own_thread, rust::String(opts.proc_name)};
   c->h.emplace(
       detail::bridge_call([&] { return ffi::spawn(detail::make_task(std::forward<F>(f)), o); }));
@@ -569,7 +694,8 @@ inline std::optional<std::string> name() {
   if (!ffi::proc_name(n)) return std::nullopt;
   return std::string(n);
 }
-// Whether the caller runs as a process (as opposed to a plain thread).
+// Whether the caller runs as a process: on a worker or on a thread of its own
+// (spawn_blocking); false on a plain thread. Where it is true, spawn() works.
 inline bool in_process() noexcept {
   return ffi::in_process();
 }
@@ -871,7 +997,10 @@ class BasicTx : public detail::ChanEnd<BasicTx<T, Shared>, ffi::ChanTx, Shared> 
   using value_type = T;
 
   // Sends v; returns once a reader took it (rendezvous) or it is buffered. Throws
-  // hoare::Poisoned (v is then left untouched). v is moved, never copied.
+  // hoare::Poisoned (v is then left untouched). v is moved, never copied. If T's
+  // move constructor throws as the value is taken (by a rendezvous reader, or into
+  // a buffer's box), the send rethrows that exception and v stays here, as the
+  // move left it: nothing was sent (a rendezvous reader sees the exception too).
   void send(T&& v) {
     if (raw_send(&v, ffi::WaitMode::Block, 0) == Status::poisoned) throw Poisoned();
   }
@@ -1117,12 +1246,37 @@ std::pair<typename Chan<T, S>::tx_type, typename Chan<T, S>::rx_type> channel(
 //   Date   — absolute: a fixed time point; stays expired.
 using Clock = std::chrono::steady_clock;
 
+namespace detail {
+// d in the clock's unit, saturated at its ends instead of overflowing (so that
+// hours::max() means "for ever", not a negative period).
+template <class Rep, class Period>
+Clock::duration clock_duration(std::chrono::duration<Rep, Period> d) {
+  using Wide = std::chrono::duration<long double, Clock::period>;
+  long double x = std::chrono::duration_cast<Wide>(d).count();
+  if (x != x) return Clock::duration::zero();  // NaN
+  if (x >= static_cast<long double>(Clock::duration::max().count())) return Clock::duration::max();
+  if (x <= static_cast<long double>(Clock::duration::min().count())) return Clock::duration::min();
+  return Clock::duration(static_cast<Clock::rep>(x));
+}
+
+// t + d, saturated at the clock's ends.
+inline Clock::time_point add_saturated(Clock::time_point t, Clock::duration d) {
+  if (d > Clock::duration::zero() && t > Clock::time_point::max() - d) {
+    return Clock::time_point::max();
+  }
+  if (d < Clock::duration::zero() && t < Clock::time_point::min() - d) {
+    return Clock::time_point::min();
+  }
+  return t + d;
+}
+}  // namespace detail
+
 class Egg {
  public:
   template <class Rep, class Period>
   explicit Egg(std::chrono::duration<Rep, Period> period)
-      : period_(std::chrono::duration_cast<Clock::duration>(period)) {}
-  Clock::time_point deadline() const { return Clock::now() + period_; }
+      : period_(detail::clock_duration(period)) {}
+  Clock::time_point deadline() const { return detail::add_saturated(Clock::now(), period_); }
   void fired() {}
   bool expired() const { return period_ <= Clock::duration::zero(); }
   Clock::duration period() const { return period_; }
@@ -1137,11 +1291,11 @@ class Repeat {
   explicit Repeat(std::chrono::duration<Rep, Period> period) : Repeat(Clock::now(), period) {}
   template <class Rep, class Period>
   Repeat(Clock::time_point start, std::chrono::duration<Rep, Period> period)
-      : period_(std::chrono::duration_cast<Clock::duration>(period)), next_(start + period_) {}
+      : period_(detail::clock_duration(period)), next_(detail::add_saturated(start, period_)) {}
   Clock::time_point deadline() const { return next_; }
   void fired() { advance(); }
   bool expired() const { return Clock::now() >= next_; }
-  void advance() { next_ += period_; }
+  void advance() { next_ = detail::add_saturated(next_, period_); }
   // Drops the ticks already passed except the latest.
   void skip_missed() {
     auto now = Clock::now();
@@ -1161,7 +1315,7 @@ class Date {
   explicit Date(Clock::time_point at) : at_(at) {}
   template <class Rep, class Period>
   static Date after(std::chrono::duration<Rep, Period> d) {
-    return Date(Clock::now() + std::chrono::duration_cast<Clock::duration>(d));
+    return Date(detail::add_saturated(Clock::now(), detail::clock_duration(d)));
   }
   Clock::time_point deadline() const { return at_; }
   void fired() {}

@@ -213,7 +213,11 @@ fn current_process() -> Option<NonNull<dyn Park>> {
     CURRENT_PROCESS.with(|c| c.get())
 }
 
-/// Whether the caller runs as a process of a runtime (as opposed to a plain thread).
+/// Whether a runtime installed a process on this thread (see [`set_current_process`]),
+/// i.e. whether blocking parks a process instead of the OS thread. A runtime's
+/// process on an OS thread of its own (`hoare_runtime::spawn_blocking`) parks its
+/// thread, so this is `false` there; `hoare_runtime::in_process` says whether the
+/// caller is a process of either kind.
 #[inline(never)]
 pub fn in_process() -> bool {
     CURRENT_PROCESS.with(|c| c.get().is_some())

@@ -398,6 +398,29 @@ pub fn id() -> u64 {
     })
 }
 
+/// Whether the caller runs as a process of a runtime: a process on a worker, or a
+/// process on an OS thread of its own ([`spawn_blocking`], [`Builder::thread`]).
+/// `false` on a plain OS thread. Where it is `true`, [`spawn`] has a runtime to
+/// spawn into.
+///
+/// [`hoare_core::park::in_process`] answers a narrower question, whether blocking
+/// parks a process on a worker: it is `false` in a thread process too, whose
+/// operations block its OS thread.
+///
+/// ```
+/// use hoare_runtime::{in_process, run, spawn_blocking};
+/// assert!(!in_process());
+/// run(|| {
+///     assert!(in_process());
+///     assert!(spawn_blocking(in_process).join().unwrap());
+/// });
+/// ```
+// Never inlined: it reads thread-locals (see `rt::current_proc`).
+#[inline(never)]
+pub fn in_process() -> bool {
+    !rt::current_proc().is_null() || rt::THREAD_RT.with(|r| r.borrow().is_some())
+}
+
 /// The name of the calling process (for a thread: the thread's name).
 pub fn name() -> Option<String> {
     let p = rt::current_proc();

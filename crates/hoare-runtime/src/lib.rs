@@ -25,7 +25,7 @@ mod signal;
 mod stack;
 
 pub use api::{
-    default_workers, id, name, par, par2, par3, par_for, run, scope, sleep_for, sleep_until, spawn,
-    spawn_blocking, try_run, yield_now, Builder, JoinHandle, ParFn, Process, ProcessError, Runtime,
-    RuntimeBuilder, Scope, ScopedJoinHandle, DEFAULT_STACK_SIZE,
+    default_workers, id, in_process, name, par, par2, par3, par_for, run, scope, sleep_for,
+    sleep_until, spawn, spawn_blocking, try_run, yield_now, Builder, JoinHandle, ParFn, Process,
+    ProcessError, Runtime, RuntimeBuilder, Scope, ScopedJoinHandle, DEFAULT_STACK_SIZE,
 };
