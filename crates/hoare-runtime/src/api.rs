@@ -430,9 +430,11 @@ pub fn sleep_until(t: Instant) {
     hoare_core::timer::sleep_until(t)
 }
 
-/// Sleeps the calling process (or thread) for `d`.
+/// Sleeps the calling process (or thread) for `d`. A `d` too long to add to an
+/// `Instant` (`Duration::MAX`) sleeps for [`FAR_FUTURE`](hoare_core::timer::FAR_FUTURE),
+/// about a century: for ever, in practice.
 pub fn sleep_for(d: Duration) {
-    sleep_until(Instant::now() + d);
+    hoare_core::timer::sleep_for(d);
 }
 
 /// Configures a [`Runtime`].

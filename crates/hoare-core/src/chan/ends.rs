@@ -41,8 +41,10 @@ impl Sharing for Any {
     const SHARED: bool = true;
 }
 
+/// The deadline of a `*_timeout` operation: `d` from now, clamped to the far future
+/// (see [`crate::timer::add_clamped`]).
 fn deadline_after(d: Duration) -> Option<Instant> {
-    Instant::now().checked_add(d)
+    Some(crate::timer::deadline_after(d))
 }
 
 /// The sending end of a channel.

@@ -47,7 +47,7 @@ impl Sleeper {
         let mut g = lock(&self.woken);
         #[cfg(not(loom))]
         if let Some(t) = timeout {
-            let deadline = std::time::Instant::now() + t;
+            let deadline = crate::timer::deadline_after(t);
             while !*g {
                 let now = std::time::Instant::now();
                 if now >= deadline {
