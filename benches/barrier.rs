@@ -14,6 +14,7 @@ fn runtime(workers: usize) -> Runtime {
         .workers(workers)
         .stack_size(16 * 1024)
         .build()
+        .expect("runtime")
 }
 
 /// `iters` rounds of `n` processes plus the measuring one; returns the time of the

@@ -8,7 +8,7 @@ use hoare::{one2one, Buffer, Channel, Runtime};
 use std::time::{Duration, Instant};
 
 fn runtime() -> Runtime {
-    Runtime::builder().workers(1).build()
+    Runtime::builder().workers(1).build().expect("runtime")
 }
 
 /// `iters` CommsTime cycles (4 communications each); returns the elapsed time.

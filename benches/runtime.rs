@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 fn one_worker() -> Runtime {
-    Runtime::builder().workers(1).build()
+    Runtime::builder().workers(1).build().expect("runtime")
 }
 
 fn spawn_join(c: &mut Criterion) {

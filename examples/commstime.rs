@@ -89,7 +89,12 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let workers = arg(&args, "--workers").unwrap_or(1) as usize;
     let iters = arg(&args, "--iters").unwrap_or(1_000_000);
-    let rt = || hoare::Runtime::builder().workers(workers).build();
+    let rt = || {
+        hoare::Runtime::builder()
+            .workers(workers)
+            .build()
+            .expect("runtime")
+    };
     let par = rt().run(move || commstime(Delta::Par, iters / 10));
     println!(
         "commstime PAR delta: {workers} worker(s), {} cycles: {:.1} ns per communication",

@@ -17,6 +17,7 @@ fn main() {
                         );
                         who.len()
                     })
+                    .expect("spawn")
             })
             .collect();
         greeters

@@ -23,7 +23,10 @@ fn main() {
     let clients = arg(&args, "--clients", 100);
     let calls = arg(&args, "--calls", 1000);
 
-    let rt = hoare::Runtime::builder().workers(workers).build();
+    let rt = hoare::Runtime::builder()
+        .workers(workers)
+        .build()
+        .expect("runtime");
     let ns = rt.run(move || {
         // The manual idiom: each request carries the end to reply on.
         let (req_tx, req_rx) = any2one::<(u64, Sender<u64>)>();

@@ -150,7 +150,8 @@ fn main() {
     let rt = Runtime::builder()
         .workers(a.workers)
         .stack_size(16 * 1024)
-        .build();
+        .build()
+        .expect("runtime");
     let workers = rt.workers();
     println!(
         "stressed barrier: {} groups x {} processes (+{} controllers, +1 timer), {:?} mode, {} workers, {} rounds",

@@ -12,6 +12,7 @@ fn rt() -> Runtime {
     Runtime::builder()
         .workers(hoare::default_workers().max(2))
         .build()
+        .expect("runtime")
 }
 
 // The college of the example itself (its `main` and flag parsing go unused here).
@@ -68,7 +69,8 @@ fn dining_philosophers_all_workers() {
 fn fair_alt_does_not_starve_under_sustained_load() {
     const W: usize = 4;
     const ALTS: usize = 40_000;
-    let (fair_counts, pri_first) = Runtime::builder().workers(1).build().run(|| {
+    let rt = Runtime::builder().workers(1).build().expect("runtime");
+    let (fair_counts, pri_first) = rt.run(|| {
         let mut rxs = Vec::new();
         let mut hs = Vec::new();
         for i in 0..W {
@@ -295,7 +297,10 @@ fn recv_any_reused_across_waits() {
     for workers in [1, 2] {
         const C: usize = 6;
         const PER: u64 = 2_000;
-        let rt = Runtime::builder().workers(workers).build();
+        let rt = Runtime::builder()
+            .workers(workers)
+            .build()
+            .expect("runtime");
         rt.run(|| {
             let mut txs = Vec::new();
             let mut rxs = Vec::new();
@@ -369,7 +374,7 @@ fn recv_any_reused_across_waits() {
 #[test]
 fn recv_any_pri_after_wait() {
     use hoare::RecvAny;
-    let rt = Runtime::builder().workers(1).build();
+    let rt = Runtime::builder().workers(1).build().expect("runtime");
     rt.run(|| {
         let (txs, rxs): (Vec<_>, Vec<_>) = (0..4).map(|_| one2one::<usize>()).unzip();
         let mut set = RecvAny::new(&rxs);

@@ -11,6 +11,7 @@ fn rt(workers: usize) -> Runtime {
         .workers(workers)
         .stack_size(32 * 1024)
         .build()
+        .expect("runtime")
 }
 
 /// `n` processes × `rounds`: nobody passes round k before all arrived in round k, and

@@ -7,7 +7,10 @@ use hoare::{any2one, one2any, one2one, request_reply, Buffer, Channel, RecvError
 use std::time::Duration;
 
 fn rt(workers: usize) -> Runtime {
-    Runtime::builder().workers(workers).build()
+    Runtime::builder()
+        .workers(workers)
+        .build()
+        .expect("runtime")
 }
 
 #[test]

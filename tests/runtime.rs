@@ -10,7 +10,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn rt(workers: usize) -> Runtime {
-    Runtime::builder().workers(workers).build()
+    Runtime::builder()
+        .workers(workers)
+        .build()
+        .expect("runtime")
 }
 
 #[test]
@@ -203,18 +206,25 @@ fn pinned_processes_stay_on_their_worker() {
     rt(2).run(|| {
         let hs: Vec<_> = (0..20)
             .map(|i| {
-                Builder::new().pinned(true).spawn(move || {
-                    let w = hoare::core::park::worker_index();
-                    for k in 0..50 {
-                        if k % 2 == i % 2 {
-                            hoare::yield_now();
-                        } else {
-                            hoare::sleep_for(Duration::from_micros(100));
+                Builder::new()
+                    .pinned(true)
+                    .spawn(move || {
+                        let w = hoare::core::park::worker_index();
+                        for k in 0..50 {
+                            if k % 2 == i % 2 {
+                                hoare::yield_now();
+                            } else {
+                                hoare::sleep_for(Duration::from_micros(100));
+                            }
+                            assert_eq!(
+                                hoare::core::park::worker_index(),
+                                w,
+                                "pinned process moved"
+                            );
                         }
-                        assert_eq!(hoare::core::park::worker_index(), w, "pinned process moved");
-                    }
-                    w
-                })
+                        w
+                    })
+                    .expect("spawn")
             })
             .collect();
         for h in hs {
@@ -234,10 +244,14 @@ fn thread_processes_block_their_thread() {
             g2.wait();
             hoare::name()
         });
-        let t2 = Builder::new().thread(true).name("io").spawn(|| {
-            // A thread process can spawn and join coroutine processes.
-            hoare::spawn(|| 5).join().unwrap() + hoare::name().map_or(0, |n| n.len())
-        });
+        let t2 = Builder::new()
+            .thread(true)
+            .name("io")
+            .spawn(|| {
+                // A thread process can spawn and join coroutine processes.
+                hoare::spawn(|| 5).join().unwrap() + hoare::name().map_or(0, |n| n.len())
+            })
+            .expect("spawn");
         // Meanwhile the single worker keeps running processes.
         assert_eq!(hoare::spawn(|| 1).join().unwrap(), 1);
         gate.open();
@@ -269,7 +283,8 @@ fn ids_and_names() {
         assert!(a == me && b != me);
         let h = Builder::new()
             .name("named")
-            .spawn(|| (hoare::name(), hoare::id()));
+            .spawn(|| (hoare::name(), hoare::id()))
+            .expect("spawn");
         let hid = h.id();
         let (n, id) = h.join().unwrap();
         assert_eq!(n.as_deref(), Some("named"));
@@ -460,19 +475,23 @@ fn yield_interleaves_on_one_worker() {
 #[test]
 fn custom_stack_sizes() {
     rt(2).run(|| {
-        let big = Builder::new().stack_size(1 << 20).spawn(|| {
-            let buf = [7u8; 512 * 1024];
-            std::hint::black_box(&buf)
-                .iter()
-                .map(|&b| b as usize)
-                .sum::<usize>()
-        });
+        let big = Builder::new()
+            .stack_size(1 << 20)
+            .spawn(|| {
+                let buf = [7u8; 512 * 1024];
+                std::hint::black_box(&buf)
+                    .iter()
+                    .map(|&b| b as usize)
+                    .sum::<usize>()
+            })
+            .expect("spawn");
         assert_eq!(big.join().unwrap(), 7 * 512 * 1024);
     });
     let r = Runtime::builder()
         .workers(1)
         .stack_size(256 * 1024)
         .build()
+        .expect("runtime")
         .run(|| {
             let buf = [1u8; 128 * 1024];
             std::hint::black_box(&buf).len()
@@ -531,7 +550,8 @@ fn child_overflow() {
     rt(1).run(|| {
         let h = Builder::new()
             .name("deep")
-            .spawn(|| recurse(std::hint::black_box(10_000_000)));
+            .spawn(|| recurse(std::hint::black_box(10_000_000)))
+            .expect("spawn");
         let _ = h.join();
     });
 }

@@ -104,7 +104,10 @@ impl Flags {
 
 /// A runtime with exactly `workers` worker threads.
 pub fn runtime(workers: usize) -> hoare::Runtime {
-    hoare::Runtime::builder().workers(workers).build()
+    hoare::Runtime::builder()
+        .workers(workers)
+        .build()
+        .expect("runtime")
 }
 
 /// `d` in nanoseconds divided by `n`.

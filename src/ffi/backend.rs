@@ -53,7 +53,10 @@ pub fn run<R: Send + 'static>(
     if stack > 0 {
         b = b.stack_size(stack);
     }
-    b.build().try_run(f).map_err(process_error)
+    b.build()
+        .map_err(|e| e.to_string())?
+        .try_run(f)
+        .map_err(process_error)
 }
 
 pub type Proc<R> = JoinHandle<R>;
@@ -68,7 +71,7 @@ pub fn spawn<R: Send + 'static>(
     if stack > 0 {
         b = b.stack_size(stack);
     }
-    Ok(b.spawn(f))
+    b.spawn(f).map_err(|e| e.to_string())
 }
 
 /// [`spawn`] with every option: `thread` runs the process on an OS thread of its
@@ -87,7 +90,7 @@ pub fn spawn_with<R: Send + 'static>(
     if let Some(n) = name {
         b = b.name(n);
     }
-    Ok(b.spawn(f))
+    b.spawn(f).map_err(|e| e.to_string())
 }
 
 pub fn yield_now() {

@@ -1,15 +1,26 @@
 //! The public API: runtimes, spawning, joining, per-process operations.
 
-use crate::rt::{self, Core, Shared, SpawnOpts};
+use crate::rt::{self, Core, Shared, SpawnError, SpawnOpts};
 use hoare_core::sched::JoinSlot;
 use std::any::Any;
 use std::fmt;
+use std::io;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Default usable stack size of a process: 64 KiB.
 pub const DEFAULT_STACK_SIZE: usize = 64 * 1024;
+
+/// The largest usable stack size a process (or a runtime's default) may have:
+/// 1 GiB, Go's limit for a goroutine. A larger [`Builder::stack_size`] makes
+/// [`Builder::spawn`] fail, and a larger [`RuntimeBuilder::stack_size`] makes
+/// [`RuntimeBuilder::build`] fail, with [`io::ErrorKind::InvalidInput`].
+pub const MAX_STACK_SIZE: usize = 1 << 30;
+
+/// The most workers a runtime can have: 65,534 (see
+/// [`hoare_core::sched::MAX_WORKERS`]).
+pub const MAX_WORKERS: usize = hoare_core::sched::MAX_WORKERS;
 
 /// Why a process produced no result.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -216,6 +227,52 @@ fn no_runtime() -> ! {
     panic!("hoare: spawn called outside a runtime (use hoare::run)")
 }
 
+/// The error of a spawn into a runtime that has shut down.
+#[derive(Debug)]
+struct ShutDown;
+
+impl fmt::Display for ShutDown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("hoare: cannot spawn: the runtime has shut down")
+    }
+}
+
+impl std::error::Error for ShutDown {}
+
+/// A failed spawn: the error, and a handle that reports the process `Cancelled`
+/// (its body was dropped without running).
+struct Failed<T> {
+    error: io::Error,
+    shut_down: bool,
+    handle: JoinHandle<T>,
+}
+
+impl<T> Failed<T> {
+    fn new(e: SpawnError, handle: JoinHandle<T>) -> Self {
+        let (error, shut_down) = match e {
+            SpawnError::ShutDown => (io::Error::other(ShutDown), true),
+            SpawnError::Io(e) => (e, false),
+        };
+        Self {
+            error,
+            shut_down,
+            handle,
+        }
+    }
+
+    /// What the free functions (`spawn`, `spawn_blocking`, `Scope::spawn`) make of
+    /// a failure: after shutdown, a handle whose `join` reports `Cancelled` (as
+    /// tokio's `spawn` after shutdown: a destructor that spawns while the shutdown
+    /// sweep unwinds its process must not panic); else a panic with the error, as
+    /// `std::thread::spawn` panics when the OS refuses a thread.
+    fn handle_or_panic(self) -> JoinHandle<T> {
+        if self.shut_down {
+            return self.handle;
+        }
+        panic!("{}", self.error)
+    }
+}
+
 /// Builds a process with options.
 ///
 /// ```
@@ -223,9 +280,18 @@ fn no_runtime() -> ! {
 /// let n = run(|| {
 ///     Builder::new().name("worker").stack_size(128 * 1024)
 ///         .spawn(|| hoare_runtime::name().unwrap())
+///         .expect("spawn")
 ///         .join().unwrap()
 /// });
 /// assert_eq!(n, "worker");
+/// ```
+///
+/// Bad options are errors, not panics:
+///
+/// ```
+/// use hoare_runtime::{run, Builder};
+/// let e = run(|| Builder::new().stack_size(usize::MAX).spawn(|| ()).unwrap_err());
+/// assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
 /// ```
 #[derive(Debug, Default, Clone)]
 pub struct Builder {
@@ -245,7 +311,15 @@ impl Builder {
         self.name = Some(name.into());
         self
     }
-    /// Usable stack size in bytes (rounded up to pages).
+    /// Usable stack size in bytes (rounded up to pages, at least 16 KiB; at most
+    /// [`MAX_STACK_SIZE`], else [`spawn`](Self::spawn) fails with
+    /// [`InvalidInput`](io::ErrorKind::InvalidInput)). Only the pages a process
+    /// touches cost memory. For a thread process ([`thread`](Self::thread)) it is
+    /// the thread's stack size.
+    ///
+    /// What fits in the default ([`DEFAULT_STACK_SIZE`]) is said there; a
+    /// process that moves larger values through channels, or recurses deeply,
+    /// needs more.
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.stack_size = Some(bytes);
         self
@@ -262,16 +336,25 @@ impl Builder {
         self
     }
 
-    /// Spawns `p` in the caller's runtime.
+    /// Spawns `p` in the caller's runtime, like `std::thread::Builder::spawn`: an
+    /// error, and `p` dropped without running, if
+    /// * the stack size is above [`MAX_STACK_SIZE`], or, for a thread process, the
+    ///   name holds a NUL byte ([`InvalidInput`](io::ErrorKind::InvalidInput));
+    /// * the OS refuses the memory for its stack, or the thread of a thread
+    ///   process (the OS error: [`OutOfMemory`](io::ErrorKind::OutOfMemory), …);
+    /// * the runtime has shut down (its root returned) and the caller is not one
+    ///   of its processes still running on a worker
+    ///   ([`Other`](io::ErrorKind::Other)): a thread process that outlived
+    ///   [`Runtime::run`], or a destructor running during the shutdown sweep.
     ///
     /// # Panics
     /// Outside a runtime.
-    pub fn spawn<P>(self, p: P) -> JoinHandle<P::Output>
+    pub fn spawn<P>(self, p: P) -> io::Result<JoinHandle<P::Output>>
     where
         P: Process + 'static,
     {
         // SAFETY: 'static: nothing borrowed can dangle.
-        unsafe { self.spawn_unchecked(p, std::ptr::null()) }
+        unsafe { self.spawn_unchecked(p, std::ptr::null()) }.map_err(|f| f.error)
     }
 
     /// # Safety
@@ -280,7 +363,7 @@ impl Builder {
         self,
         p: P,
         scope: *const ScopeData,
-    ) -> JoinHandle<P::Output> {
+    ) -> Result<JoinHandle<P::Output>, Failed<P::Output>> {
         let (slot, mine) = SlotRef::pair();
         let mut fin = Finish {
             slot: Some(mine),
@@ -289,6 +372,37 @@ impl Builder {
         if self.thread {
             let sh = rt::current_shared().unwrap_or_else(|| no_runtime());
             let id = rt::fresh_ids(1);
+            let handle = JoinHandle { slot, id };
+            if rt::refuses_spawns(&sh, false) {
+                drop((p, fin));
+                return Err(Failed::new(SpawnError::ShutDown, handle));
+            }
+            let mut b = std::thread::Builder::new();
+            if let Some(n) = &self.name {
+                if n.contains('\0') {
+                    drop((p, fin));
+                    let e = io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "hoare: a thread process's name may not contain a NUL byte",
+                    );
+                    return Err(Failed::new(SpawnError::Io(e), handle));
+                }
+                b = b.name(n.clone());
+            }
+            if let Some(s) = self.stack_size {
+                if s > MAX_STACK_SIZE {
+                    drop((p, fin));
+                    let e = io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!(
+                            "hoare: a stack of {s} bytes is larger than the largest allowed, \
+                             {MAX_STACK_SIZE} bytes (1 GiB)"
+                        ),
+                    );
+                    return Err(Failed::new(SpawnError::Io(e), handle));
+                }
+                b = b.stack_size(s);
+            }
             let body = move || {
                 rt::THREAD_RT.with(|r| *r.borrow_mut() = Some(sh));
                 THREAD_ID.with(|c| c.set(id));
@@ -301,15 +415,18 @@ impl Builder {
             // SAFETY: lifetime erased; the caller's contract keeps borrows alive
             // until the process finishes (the scope waits for `fin`).
             let body: Box<dyn FnOnce() + Send + 'static> = unsafe { std::mem::transmute(body) };
-            let mut b = std::thread::Builder::new();
-            if let Some(n) = &self.name {
-                b = b.name(n.clone());
-            }
-            if let Some(s) = self.stack_size {
-                b = b.stack_size(s);
-            }
-            b.spawn(body).expect("hoare: cannot start a thread process");
-            return JoinHandle { slot, id };
+            // On failure `spawn` drops `body` (so `fin`: the handle reports
+            // `Cancelled` and a scope is counted down).
+            return match b.spawn(body) {
+                Ok(_) => Ok(handle),
+                Err(e) => {
+                    let e = io::Error::new(
+                        e.kind(),
+                        format!("hoare: cannot start a thread process: {e}"),
+                    );
+                    Err(Failed::new(SpawnError::Io(e), handle))
+                }
+            };
         }
         let Builder {
             name,
@@ -317,7 +434,7 @@ impl Builder {
             pinned,
             ..
         } = self;
-        let id = rt::with_shared(|sh| {
+        let r = rt::with_shared(|sh| {
             let opts = SpawnOpts {
                 name: name.map(String::into_boxed_str),
                 stack_size,
@@ -344,7 +461,10 @@ impl Builder {
             }
         })
         .unwrap_or_else(|| no_runtime());
-        JoinHandle { slot, id }
+        match r {
+            Ok(id) => Ok(JoinHandle { slot, id }),
+            Err(e) => Err(Failed::new(e, JoinHandle { slot, id: 0 })),
+        }
     }
 }
 
@@ -355,22 +475,40 @@ impl Builder {
 /// assert_eq!(v, 42);
 /// ```
 ///
+/// After the runtime has shut down (from a thread process that outlived it, or a
+/// destructor running in the shutdown sweep), `p` is dropped without running and
+/// the handle's [`join`](JoinHandle::join) reports [`ProcessError::Cancelled`], as
+/// tokio's `spawn` does; [`Builder::spawn`] reports it as an error.
+///
 /// # Panics
-/// Outside a runtime.
+/// Outside a runtime, or if the OS refuses the memory for the process's stack (as
+/// `std::thread::spawn` panics when it cannot start a thread; [`Builder::spawn`]
+/// returns the error instead).
 pub fn spawn<P>(p: P) -> JoinHandle<P::Output>
 where
     P: Process + 'static,
 {
-    Builder::new().spawn(p)
+    // SAFETY: 'static: nothing borrowed can dangle.
+    unsafe { Builder::new().spawn_unchecked(p, std::ptr::null()) }
+        .unwrap_or_else(Failed::handle_or_panic)
 }
 
 /// Runs `f` on its own OS thread as a process of the caller's runtime (for
 /// blocking system calls); joined like any process.
+///
+/// # Panics
+/// As [`spawn`] (here: if the OS cannot start the thread).
 pub fn spawn_blocking<P>(p: P) -> JoinHandle<P::Output>
 where
     P: Process + 'static,
 {
-    Builder::new().thread(true).spawn(p)
+    // SAFETY: 'static: nothing borrowed can dangle.
+    unsafe {
+        Builder::new()
+            .thread(true)
+            .spawn_unchecked(p, std::ptr::null())
+    }
+    .unwrap_or_else(Failed::handle_or_panic)
 }
 
 std::thread_local! {
@@ -438,6 +576,20 @@ pub fn sleep_for(d: Duration) {
 }
 
 /// Configures a [`Runtime`].
+///
+/// ```
+/// let rt = hoare_runtime::Runtime::builder().workers(2).stack_size(256 * 1024).build()?;
+/// assert_eq!(rt.run(|| 1 + 1), 2);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+///
+/// Bad settings are refused by [`build`](Self::build):
+///
+/// ```
+/// use hoare_runtime::{Runtime, MAX_WORKERS};
+/// assert!(Runtime::builder().workers(MAX_WORKERS + 1).build().is_err());
+/// assert!(Runtime::builder().stack_size(usize::MAX).build().is_err());
+/// ```
 #[derive(Debug, Clone)]
 pub struct RuntimeBuilder {
     workers: Option<usize>,
@@ -456,44 +608,84 @@ impl Default for RuntimeBuilder {
 }
 
 impl RuntimeBuilder {
-    /// Number of worker threads (default: `HOARE_WORKERS`, else available cores).
+    /// Number of worker threads: 1 to [`MAX_WORKERS`] (else [`build`](Self::build)
+    /// fails). Default: [`default_workers`] (`HOARE_WORKERS`, else the available
+    /// cores).
     pub fn workers(mut self, n: usize) -> Self {
-        self.workers = Some(n.max(1));
+        self.workers = Some(n);
         self
     }
-    /// Default usable stack size of its processes.
+    /// Default usable stack size of its processes (default
+    /// [`DEFAULT_STACK_SIZE`]; at most [`MAX_STACK_SIZE`], else
+    /// [`build`](Self::build) fails). See [`Builder::stack_size`].
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.stack_size = bytes;
         self
     }
-    /// Worker threads are named `<name>-<index>`.
+    /// Worker threads are named `<name>-<index>` (no NUL byte, else
+    /// [`build`](Self::build) fails).
     pub fn thread_name(mut self, name: impl Into<String>) -> Self {
         self.thread_name = name.into();
         self
     }
-    /// Starts the workers.
-    pub fn build(self) -> Runtime {
+    /// Starts the workers. Fails with [`InvalidInput`](io::ErrorKind::InvalidInput)
+    /// for 0 or more than [`MAX_WORKERS`] workers, a stack size above
+    /// [`MAX_STACK_SIZE`] or a thread name with a NUL byte, and with the OS error
+    /// if a worker thread cannot be started (the workers already started are then
+    /// stopped and joined first).
+    pub fn build(self) -> io::Result<Runtime> {
         let workers = self.workers.unwrap_or_else(default_workers);
-        Runtime {
-            core: Core::start(workers, self.stack_size, self.thread_name),
-        }
+        Ok(Runtime {
+            core: Core::start(workers, self.stack_size, self.thread_name)?,
+        })
     }
 }
 
-/// The number of workers a runtime gets by default: `HOARE_WORKERS` if set to a
-/// positive number, else the available cores.
+/// The number of workers a runtime gets by default: `HOARE_WORKERS` if it is set
+/// to a number from 1 to [`MAX_WORKERS`], else the available cores.
+///
+/// Any other value of `HOARE_WORKERS` (`0`, `-1`, `abc`, `100000`) is ignored with
+/// one warning on standard error (once per OS process) and the available cores
+/// are used: a typo in the environment should not stop a program, nor start a
+/// hundred thousand threads. An empty value counts as unset.
 pub fn default_workers() -> usize {
-    std::env::var("HOARE_WORKERS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    let cores = || {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(MAX_WORKERS)
+    };
+    let Ok(v) = std::env::var("HOARE_WORKERS") else {
+        return cores();
+    };
+    let t = v.trim();
+    if t.is_empty() {
+        return cores();
+    }
+    match t.parse::<usize>() {
+        Ok(n) if (1..=MAX_WORKERS).contains(&n) => n,
+        r => {
+            let n = cores();
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| {
+                let why = match r {
+                    Ok(0) => "a runtime needs at least 1 worker".to_owned(),
+                    Ok(_) => format!("a runtime can have at most {MAX_WORKERS} workers"),
+                    Err(_) => "not a number of workers".to_owned(),
+                };
+                eprintln!(
+                    "hoare: warning: ignoring HOARE_WORKERS={v:?} ({why}); using the {n} \
+                     available core(s)"
+                );
+            });
+            n
+        }
+    }
 }
 
 /// An M:N runtime: worker threads running processes.
 ///
 /// ```
-/// let rt = hoare_runtime::Runtime::builder().workers(2).build();
+/// let rt = hoare_runtime::Runtime::builder().workers(2).build().expect("runtime");
 /// assert_eq!(rt.run(|| 1 + 1), 2);
 /// ```
 pub struct Runtime {
@@ -516,8 +708,14 @@ impl Default for Runtime {
 
 impl Runtime {
     /// A runtime with default settings.
+    ///
+    /// # Panics
+    /// If it cannot start (the OS refuses a worker thread); use
+    /// [`Runtime::builder`] to get the error instead.
     pub fn new() -> Runtime {
-        RuntimeBuilder::default().build()
+        RuntimeBuilder::default()
+            .build()
+            .unwrap_or_else(|e| panic!("hoare: cannot start a runtime: {e}"))
     }
     /// A builder.
     pub fn builder() -> RuntimeBuilder {
@@ -549,7 +747,7 @@ impl Runtime {
         };
         // SAFETY: `f` may borrow from the caller: we join the root and, at shutdown,
         // unwind every other process before returning.
-        unsafe {
+        let spawned = unsafe {
             rt::spawn_raw(opts, move || {
                 let r = catch_unwind(AssertUnwindSafe(|| f.run()));
                 if let Err(e) = &r {
@@ -563,7 +761,13 @@ impl Runtime {
                     let _ = e;
                 }
                 fin.complete(r.map_err(|e| ProcessError::from_panic(&*e)));
-            });
+            })
+        };
+        if let Err(e) = spawned {
+            // A fresh runtime's default stack was checked when it started: only
+            // the OS can refuse the memory here.
+            let e = Failed::new(e, JoinHandle { slot, id: 0 }).error;
+            panic!("hoare: cannot start the root process: {e}");
         }
         let r = slot.join();
         self.core.shutdown();
@@ -662,16 +866,42 @@ impl<T> ScopedJoinHandle<'_, T> {
 
 impl<'scope, 'env> Scope<'scope, 'env> {
     /// Spawns a process that may borrow anything that outlives the scope.
+    ///
+    /// # Panics
+    /// As [`spawn`](crate::spawn).
     pub fn spawn<F, T>(&'scope self, f: F) -> ScopedJoinHandle<'scope, T>
     where
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'scope,
     {
-        self.spawn_with(Builder::new(), f)
+        let inner = self
+            .spawn_inner(Builder::new(), f)
+            .unwrap_or_else(Failed::handle_or_panic);
+        ScopedJoinHandle {
+            inner,
+            scope: &self.data,
+        }
     }
 
-    /// [`spawn`](Self::spawn) with [`Builder`] options.
-    pub fn spawn_with<F, T>(&'scope self, b: Builder, f: F) -> ScopedJoinHandle<'scope, T>
+    /// [`spawn`](Self::spawn) with [`Builder`] options; fails as
+    /// [`Builder::spawn`] does (then `f` was dropped without running).
+    pub fn spawn_with<F, T>(
+        &'scope self,
+        b: Builder,
+        f: F,
+    ) -> io::Result<ScopedJoinHandle<'scope, T>>
+    where
+        F: FnOnce() -> T + Send + 'scope,
+        T: Send + 'scope,
+    {
+        let inner = self.spawn_inner(b, f).map_err(|f| f.error)?;
+        Ok(ScopedJoinHandle {
+            inner,
+            scope: &self.data,
+        })
+    }
+
+    fn spawn_inner<F, T>(&'scope self, b: Builder, f: F) -> Result<JoinHandle<T>, Failed<T>>
     where
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'scope,
@@ -692,12 +922,9 @@ impl<'scope, 'env> Scope<'scope, 'env> {
             }
         };
         // SAFETY: the scope waits (in `scope`) for every child's `Finish` to count
-        // down before anything the child borrows can go.
-        let inner = unsafe { b.spawn_unchecked(body, data) };
-        ScopedJoinHandle {
-            inner,
-            scope: &self.data,
-        }
+        // down before anything the child borrows can go (a failed spawn drops it,
+        // which counts down too).
+        unsafe { b.spawn_unchecked(body, data) }
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 #[test]
 fn thread_ping_pong_with_solo_worker() {
-    let rt = Runtime::builder().workers(1).build();
+    let rt = Runtime::builder().workers(1).build().expect("runtime");
     let (to_p, from_t) = one2one::<u64>();
     let (to_t, from_p) = one2one::<u64>();
     let t = std::thread::spawn(move || {
@@ -29,7 +29,7 @@ fn thread_ping_pong_with_solo_worker() {
 
 #[test]
 fn foreign_sends_race_timeouts_on_solo_worker() {
-    let rt = Runtime::builder().workers(1).build();
+    let rt = Runtime::builder().workers(1).build().expect("runtime");
     let (tx, rx) = one2one::<u64>();
     let t = std::thread::spawn(move || {
         for i in 0..5_000u64 {
@@ -69,8 +69,8 @@ fn foreign_sends_race_timeouts_on_solo_worker() {
 
 #[test]
 fn two_runtimes_wake_each_other() {
-    let a = Runtime::builder().workers(1).build();
-    let b = Runtime::builder().workers(1).build();
+    let a = Runtime::builder().workers(1).build().expect("runtime");
+    let b = Runtime::builder().workers(1).build().expect("runtime");
     let (to_b, from_a) = one2one::<u64>();
     let (to_a, from_b) = one2one::<u64>();
     let hb = std::thread::spawn(move || {
