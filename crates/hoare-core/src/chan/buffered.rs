@@ -18,7 +18,7 @@
 
 use super::lock::{ChanGuard, ChanLock};
 use super::rendezvous::Try;
-use super::waitq::{Packet, WaitQueue};
+use super::waitq::{is_large, Packet, WaitQueue};
 use crate::sync::{AtomicBool, Ordering};
 use crate::waiter::Waiter;
 use std::collections::VecDeque;
@@ -137,12 +137,17 @@ impl<T> Buffered<T> {
                 return;
             }
         }
-        // `extend` reserves room before it reads the value, which it then writes
-        // straight into the buffer: `push_back` would read it first (onto the
-        // stack), then maybe grow the buffer, then copy it.
-        // SAFETY: per our contract.
-        g.queue
-            .extend(std::iter::once_with(|| unsafe { Packet::read_raw(from) }));
+        if is_large::<T>() {
+            // `extend` reserves room before it reads the value, which it then
+            // writes straight into the buffer: `push_back` would read it first
+            // (onto the stack), then maybe grow the buffer, then copy it.
+            // SAFETY: per our contract.
+            g.queue
+                .extend(std::iter::once_with(|| unsafe { Packet::read_raw(from) }));
+        } else {
+            // SAFETY: per our contract.
+            g.queue.push_back(unsafe { Packet::read_raw(from) });
+        }
     }
 
     /// Under the lock: moves the oldest buffered item into the (empty) packet `to`.

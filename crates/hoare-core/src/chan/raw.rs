@@ -6,7 +6,7 @@ use super::error::{RecvFail, SendFail};
 use super::rendezvous;
 use super::rendezvous::Zero;
 use super::select::{complete_send, FinishOnDrop, RecvReady, ReleaseOnDrop, Selected};
-use super::waitq::{Entry, Packet};
+use super::waitq::{is_large, Entry, Packet};
 use crate::park;
 use crate::sync::{AtomicUsize, Ordering};
 use crate::waiter::{Outcome, Waiter};
@@ -366,14 +366,6 @@ impl<T> RawChan<T> {
             self.poison(if sender { Side::Writer } else { Side::Reader });
         }
     }
-}
-
-/// Whether values of `T` are large enough to be moved only through packets, by
-/// pointer (see `RawChan::recv`). Smaller ones go through registers, which is
-/// cheaper than a store and a load through a packet.
-#[inline(always)]
-const fn is_large<T>() -> bool {
-    std::mem::size_of::<T>() > 256
 }
 
 /// A failed send's error, with the value from its packet. Out of line: its

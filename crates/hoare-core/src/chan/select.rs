@@ -143,7 +143,7 @@ pub(crate) enum SendReady {
 ///
 /// # Safety
 /// `r` came from `try_send_packet` with this `packet`, and every lock is released.
-#[inline]
+#[inline(always)]
 pub(crate) unsafe fn complete_send<T>(r: SendReady, packet: &mut Packet<T>) {
     match r {
         // SAFETY: `try_send_packet` claimed `e` and nobody finished it; the packet
@@ -256,7 +256,7 @@ impl<'a, T> SelectLock<'a, T> {
     /// [`try_select_send`](Self::try_select_send) by pointer: on `Ready` the value
     /// is still in `packet` for a rendezvous (finish with [`complete_send`]) or has
     /// gone into the buffer; otherwise the packet is unchanged.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn try_send_packet(&mut self, packet: &mut Packet<T>) -> Selected<SendReady> {
         match &mut self.inner {
             Locked::Zero(g) => Selected::from(Zero::<T>::try_send(g)).map(SendReady::Zero),
@@ -267,7 +267,7 @@ impl<'a, T> SelectLock<'a, T> {
     /// Tries to receive into the (empty) `packet`: on `Ready` a buffered item is in
     /// it already; a rendezvous sender is claimed and its value still in its own
     /// packet (see [`RecvReady`]).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn try_recv_packet(
         &mut self,
         extended: bool,

@@ -266,6 +266,15 @@ impl<T> Packet<T> {
     }
 }
 
+/// Whether values of `T` are large enough to be moved only by pointer, through
+/// packets and in place (see `RawChan::send`, `RawChan::recv`,
+/// `Buffered::put`). Smaller ones go through registers, which is cheaper than a
+/// store and a load through memory, and their copies cost no stack to speak of.
+#[inline(always)]
+pub(crate) const fn is_large<T>() -> bool {
+    std::mem::size_of::<T>() > 256
+}
+
 /// A FIFO of waiting parties, behind its channel's lock.
 #[derive(Debug, Default)]
 pub(crate) struct WaitQueue {
