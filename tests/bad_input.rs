@@ -385,21 +385,42 @@ fn a_worker_that_cannot_start_stops_the_others() {
     );
 }
 
+/// What a destructor that spawns sees when the shutdown sweep unwinds its
+/// process.
+type Seen = (
+    Option<(ErrorKind, String)>,
+    Result<i32, hoare::ProcessError>,
+);
+
+struct SpawnsOnDrop(std::sync::mpsc::Sender<Seen>);
+
+impl Drop for SpawnsOnDrop {
+    fn drop(&mut self) {
+        let e = Builder::new().spawn(|| 1).err();
+        let h = hoare::spawn(|| 2);
+        let seen = (e.map(|e| (e.kind(), e.to_string())), h.join());
+        let _ = self.0.send(seen);
+    }
+}
+
+/// A spawn into a runtime that has shut down (here: from a destructor the
+/// shutdown sweep runs) is refused: `Builder::spawn` returns an error and
+/// `spawn` a handle that reports `Cancelled`. It used to queue a process nobody
+/// would ever run, whose join blocked for ever.
 #[test]
 fn spawn_after_shutdown_is_an_error_or_a_cancelled_handle() {
-    // A thread process that outlives its runtime's root.
     let (tx, rx) = std::sync::mpsc::channel();
-    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
     rt(1).run(move || {
-        drop(hoare::spawn_blocking(move || {
-            go_rx.recv().unwrap();
-            let e = Builder::new().spawn(|| 1).expect_err("shut down");
-            let h = hoare::spawn(|| 2);
-            tx.send((e.kind(), e.to_string(), h.join())).unwrap();
+        drop(hoare::spawn(move || {
+            let _g = SpawnsOnDrop(tx);
+            hoare::sleep_for(Duration::from_secs(3600));
         }));
+        hoare::sleep_for(Duration::from_millis(20));
     });
-    go_tx.send(()).unwrap();
-    let (kind, msg, joined) = rx.recv().unwrap();
+    let (e, joined) = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the destructor ran");
+    let (kind, msg) = e.expect("Builder::spawn after shutdown is an error");
     assert_eq!(kind, ErrorKind::Other);
     assert!(msg.contains("the runtime has shut down"), "{msg}");
     assert_eq!(joined, Err(hoare::ProcessError::Cancelled));
