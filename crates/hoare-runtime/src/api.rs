@@ -18,7 +18,8 @@ use std::time::{Duration, Instant};
 /// 1,000,000 blocked processes, 1 worker): 4,165 bytes resident per process at
 /// 64 KiB and at 256 KiB alike; page tables 143 bytes per process at 64 KiB, 529 at
 /// 256 KiB (2,069 at 1 MiB); spawn and join CPU time the same within noise up to
-/// 256 KiB (+15% system time at 1 MiB). Address space: 260 KiB per process.
+/// 256 KiB (+15% system time at 1 MiB). Address space: 264 KiB per process
+/// (guard page, stack, header page).
 ///
 /// # Large values
 /// Channel operations move a value by pointer, once into the channel and once
