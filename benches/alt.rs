@@ -61,7 +61,8 @@ fn recv_any_ready_among_10(n: u64) -> Duration {
 /// `n` round trips between two processes, every communication alt-to-alt: each
 /// side alts on the channel it uses plus an idle one.
 fn alt_to_alt_ping_pong(n: u64) -> Duration {
-    Runtime::builder().workers(1).build().run(move || {
+    let rt = Runtime::builder().workers(1).build();
+    rt.run(move || {
         let (ping_tx, ping_rx) = one2one::<u64>();
         let (pong_tx, pong_rx) = one2one::<u64>();
         let (idle_a_tx, idle_a) = one2one::<u64>();

@@ -12,12 +12,17 @@
 //!    (the join). Clock stops.
 //!
 //! `ns_per_spawn` = (time of step 2 + time of step 4) / P and
-//! `bytes_per_proc` = (rss1 - rss0) / P, as in Go.
+//! `bytes_per_proc` = (rss1 - rss0) / P, as in Go. Resident memory (`VmRSS`) counts
+//! the pages each process touched (its stack's top page, which holds its header)
+//! and its heap, but not the page tables that map them (`VmPTE`), which the kernel
+//! also charges to the program and which grow with the stack size (a 4 KiB page
+//! table maps 2 MiB, so each ≥ 2 MiB stack needs one of its own for its guard
+//! page and one for its top): `pte_bytes_per_proc` reports them.
 //!
-//! `cargo run --release --example spawn -- --workers 1 --procs 1000000`
+//! `cargo run --release --example spawn -- --workers 1 --procs 1000000 [--stack BYTES]`
 //!
 //! The last line is machine-readable:
-//! `bench=spawn workers=N procs=P spawn_ms=S join_ms=J ns_per_spawn=X bytes_per_proc=Y`.
+//! `bench=spawn workers=N procs=P spawn_ms=S join_ms=J ns_per_spawn=X bytes_per_proc=Y pte_bytes_per_proc=Z`.
 
 use hoare::core::waiter::Waiter;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -88,13 +93,22 @@ struct Shared {
     done: Countdown,
 }
 
-fn rss_bytes() -> usize {
+/// A `/proc/self/status` field in bytes (`VmRSS`, `VmPTE`).
+fn status_bytes(field: &str) -> usize {
     let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     s.lines()
-        .find(|l| l.starts_with("VmRSS:"))
+        .find(|l| l.starts_with(field))
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|v| v.parse::<usize>().ok())
         .map_or(0, |kb| kb * 1024)
+}
+
+fn rss_bytes() -> usize {
+    status_bytes("VmRSS:")
+}
+
+fn pte_bytes() -> usize {
+    status_bytes("VmPTE:")
 }
 
 fn arg(args: &[String], name: &str, default: usize) -> usize {
@@ -113,14 +127,19 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let workers = arg(&args, "--workers", hoare::default_workers());
     let procs = arg(&args, "--procs", 100_000).max(1);
-    let rt = hoare::Runtime::builder().workers(workers).build();
-    let (spawn_t, join_t, rss0, rss1, rss2) = rt.run(move || {
+    let stack = arg(&args, "--stack", hoare::DEFAULT_STACK_SIZE);
+    let rt = hoare::Runtime::builder()
+        .workers(workers)
+        .stack_size(stack)
+        .build();
+    let (spawn_t, join_t, rss0, rss1, rss2, pte0, pte1) = rt.run(move || {
         let sh = Arc::new(Shared {
             started: Countdown::new(procs),
             release: Gate::default(),
             done: Countdown::new(procs),
         });
         let rss0 = rss_bytes();
+        let pte0 = pte_bytes();
 
         let t0 = Instant::now();
         for _ in 0..procs {
@@ -136,6 +155,7 @@ fn main() {
         let spawn_t = t0.elapsed();
 
         let rss1 = rss_bytes();
+        let pte1 = pte_bytes();
 
         let t1 = Instant::now();
         sh.release.open();
@@ -146,10 +166,11 @@ fn main() {
         // processes' stacks beyond the pool's resident cache go back to the OS).
         hoare::yield_now();
         let rss2 = rss_bytes();
-        (spawn_t, join_t, rss0, rss1, rss2)
+        (spawn_t, join_t, rss0, rss1, rss2, pte0, pte1)
     });
     let ns = (spawn_t + join_t).as_nanos() as f64 / procs as f64;
     let bytes = rss1.saturating_sub(rss0) as f64 / procs as f64;
+    let pte = pte1.saturating_sub(pte0) as f64 / procs as f64;
     println!(
         "spawned {procs}, all started and blocked after {spawn_t:?}; released and done after \
          {join_t:?}"
@@ -158,9 +179,10 @@ fn main() {
         "resident: {rss0} B before, {rss1} B while blocked ({bytes:.0} B/process), {rss2} B after \
          all finished"
     );
+    println!("page tables: {pte0} B before, {pte1} B while blocked ({pte:.0} B/process); stack {stack} B");
     println!(
         "bench=spawn workers={workers} procs={procs} spawn_ms={:.3} join_ms={:.3} \
-         ns_per_spawn={ns:.1} bytes_per_proc={bytes:.0}",
+         ns_per_spawn={ns:.1} bytes_per_proc={bytes:.0} pte_bytes_per_proc={pte:.0}",
         ms(spawn_t),
         ms(join_t)
     );

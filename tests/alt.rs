@@ -68,7 +68,8 @@ fn dining_philosophers_all_workers() {
 fn fair_alt_does_not_starve_under_sustained_load() {
     const W: usize = 4;
     const ALTS: usize = 40_000;
-    let (fair_counts, pri_first) = Runtime::builder().workers(1).build().run(|| {
+    let rt = Runtime::builder().workers(1).build();
+    let (fair_counts, pri_first) = rt.run(|| {
         let mut rxs = Vec::new();
         let mut hs = Vec::new();
         for i in 0..W {

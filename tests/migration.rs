@@ -8,7 +8,8 @@ use hoare::{Runtime, Sender};
 
 #[test]
 fn identity_survives_migration() {
-    Runtime::builder().workers(2).build().run(|| {
+    let rt = Runtime::builder().workers(2).build();
+    rt.run(|| {
         let procs: Vec<_> = (0..64)
             .map(|_| {
                 hoare::spawn(|| {
@@ -30,7 +31,8 @@ fn identity_survives_migration() {
 fn channel_loops_survive_migration() {
     const PAIRS: u64 = 32;
     const N: u64 = 20_000;
-    let total = Runtime::builder().workers(2).build().run(|| {
+    let rt = Runtime::builder().workers(2).build();
+    let total = rt.run(|| {
         let readers: Vec<_> = (0..PAIRS)
             .map(|k| {
                 let (tx, rx) = hoare::one2one::<u64>();

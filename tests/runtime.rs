@@ -471,13 +471,13 @@ fn custom_stack_sizes() {
     });
     let r = Runtime::builder()
         .workers(1)
-        .stack_size(256 * 1024)
+        .stack_size(1024 * 1024)
         .build()
         .run(|| {
-            let buf = [1u8; 128 * 1024];
+            let buf = [1u8; 512 * 1024];
             std::hint::black_box(&buf).len()
         });
-    assert_eq!(r, 128 * 1024);
+    assert_eq!(r, 512 * 1024);
 }
 
 fn child_mode() -> Option<String> {

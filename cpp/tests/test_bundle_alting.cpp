@@ -183,11 +183,15 @@ TEST(RecvAny, ByAddressValuesFromWriters) {
   in_runtime([] {
     std::vector<hoare::Rx<std::string>> rxs;
     std::vector<hoare::JoinHandle<void>> hs;
+    // A writer that ended would poison its channel (its end goes with its body), and
+    // the set could choose it: the writers keep their ends until the reader is done.
+    auto done = hoare::Barrier().enroll(4);
     for (int i = 0; i < 3; ++i) {
       auto [tx, rx] = hoare::channel<std::string>();
       rxs.push_back(std::move(rx));
-      hs.push_back(hoare::spawn([tx = std::move(tx), i]() mutable {
+      hs.push_back(hoare::spawn([tx = std::move(tx), i, end = std::move(done[i])]() mutable {
         for (int k = 0; k < 10; ++k) tx.send(std::string(40, static_cast<char>('a' + i)));
+        end.sync();
       }));
     }
     hoare::RecvAny<std::string> set(rxs);
@@ -196,6 +200,7 @@ TEST(RecvAny, ByAddressValuesFromWriters) {
       std::size_t i = set.select(s);
       EXPECT_EQ(s, std::string(40, static_cast<char>('a' + i)));
     }
+    done[3].sync();
     for (auto& h : hs) h.join();
   });
 }

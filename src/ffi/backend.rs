@@ -53,7 +53,10 @@ pub fn run<R: Send + 'static>(
     if stack > 0 {
         b = b.stack_size(stack);
     }
-    b.build().try_run(f).map_err(process_error)
+    b.try_build()
+        .map_err(|e| e.to_string())?
+        .try_run(f)
+        .map_err(process_error)
 }
 
 pub type Proc<R> = JoinHandle<R>;
@@ -106,7 +109,7 @@ pub fn spawn_with<R: Send + 'static>(
     if let Some(n) = name {
         b = b.name(n);
     }
-    Ok(b.spawn(f))
+    b.try_spawn(f).map_err(|e| e.to_string())
 }
 
 pub fn yield_now() {

@@ -22,6 +22,13 @@
 //! [`Timer::sleep`] blocks the current party (a process of the runtime, or a plain
 //! thread) until the deadline, through the park/unpark seam.
 //!
+//! # Very long timeouts
+//! A duration too long to add to an `Instant` (`Duration::MAX`, say) means "never" in
+//! practice: every deadline hoare forms from a duration ([`deadline_after`], used by
+//! [`sleep_for`], the timers, alt timeouts and the channels' `*_timeout`
+//! operations) is clamped to [`FAR_FUTURE`] from its start, about a century, instead
+//! of panicking with "overflow when adding duration to instant".
+//!
 //! ```
 //! use hoare_core::timer::{Egg, Repeat, Timer};
 //! use std::time::{Duration, Instant};
@@ -97,9 +104,55 @@ pub fn sleep_until(deadline: Instant) {
     })
 }
 
-/// Blocks the current party for at least `d`.
+/// Blocks the current party for at least `d` (a `d` beyond [`FAR_FUTURE`] sleeps
+/// that long: for ever, in practice).
 pub fn sleep_for(d: Duration) {
-    sleep_until(Instant::now() + d)
+    sleep_until(deadline_after(d))
+}
+
+/// How far ahead a deadline may lie: about a century (100 × 365.25 days). Longer
+/// durations are clamped to it (see [`add_clamped`]): nothing waits that long, and
+/// the instant stays representable on every platform and in the runtime's timer
+/// wheel (nanoseconds since its start fit in 64 bits for 584 years).
+pub const FAR_FUTURE: Duration = Duration::from_secs(3_155_760_000);
+
+/// `t + d`, with `d` clamped to [`FAR_FUTURE`] (and, should even that not be
+/// representable after `t`, to the longest duration that is): never panics. Every
+/// deadline hoare forms from an instant and a duration goes through this.
+///
+/// ```
+/// use hoare_core::timer::{add_clamped, FAR_FUTURE};
+/// use std::time::{Duration, Instant};
+///
+/// let t = Instant::now();
+/// assert_eq!(add_clamped(t, Duration::from_secs(1)), t + Duration::from_secs(1));
+/// assert_eq!(add_clamped(t, Duration::MAX), t + FAR_FUTURE);
+/// ```
+#[inline]
+pub fn add_clamped(t: Instant, d: Duration) -> Instant {
+    if d <= FAR_FUTURE {
+        if let Some(at) = t.checked_add(d) {
+            return at;
+        }
+    }
+    add_clamped_slow(t, d.min(FAR_FUTURE))
+}
+
+#[cold]
+fn add_clamped_slow(t: Instant, mut d: Duration) -> Instant {
+    loop {
+        if let Some(at) = t.checked_add(d) {
+            return at;
+        }
+        d /= 2;
+    }
+}
+
+/// The deadline `d` from now, clamped to [`FAR_FUTURE`] from now
+/// (`add_clamped(Instant::now(), d)`).
+#[inline]
+pub fn deadline_after(d: Duration) -> Instant {
+    add_clamped(Instant::now(), d)
 }
 
 /// A relative timer: each use times out one `period` after the use starts, like an
@@ -134,7 +187,7 @@ impl Egg {
 
 impl Timer for Egg {
     fn deadline(&mut self) -> Instant {
-        Instant::now() + self.period
+        deadline_after(self.period)
     }
 
     fn fired(&mut self) {}
@@ -178,7 +231,7 @@ impl Repeat {
     /// A periodic timer whose first tick is at `start + period`.
     pub fn starting_at(start: Instant, period: Duration) -> Self {
         Self {
-            next: start + period,
+            next: add_clamped(start, period),
             period,
         }
     }
@@ -195,7 +248,7 @@ impl Repeat {
 
     /// Moves on one period (what [`Timer::fired`] does).
     pub fn advance(&mut self) {
-        self.next += self.period;
+        self.next = add_clamped(self.next, self.period);
     }
 
     /// Drops the ticks that have already passed except the latest: afterwards at most
@@ -208,7 +261,8 @@ impl Repeat {
         let behind = (now - self.next).as_nanos() / self.period.as_nanos();
         // The ticks `next`, `next + period`, … up to `now`: keep the last one.
         let skip = u32::try_from(behind).unwrap_or(u32::MAX);
-        self.next += self.period * skip;
+        let by = self.period.checked_mul(skip).unwrap_or(Duration::MAX);
+        self.next = add_clamped(self.next, by);
     }
 }
 
@@ -249,9 +303,9 @@ impl Date {
         Self { at }
     }
 
-    /// A date timer that expires `d` from now.
+    /// A date timer that expires `d` from now (at most [`FAR_FUTURE`] from now).
     pub fn after(d: Duration) -> Self {
-        Self::new(Instant::now() + d)
+        Self::new(deadline_after(d))
     }
 
     /// The instant it expires at.
@@ -288,7 +342,7 @@ impl Timer for Instant {
 /// A plain duration is an [`Egg`]: each use times out `self` after it starts.
 impl Timer for Duration {
     fn deadline(&mut self) -> Instant {
-        Instant::now() + *self
+        deadline_after(*self)
     }
 
     fn fired(&mut self) {}

@@ -62,7 +62,7 @@ pub enum Outcome {
 pub const TIMED_OUT: usize = MAX_TOKEN;
 
 /// The token a wait is aborted with when its party is cancelled (see
-/// [`Park::cancelled`](crate::park::Park::cancelled)): the runtime shut down and
+/// [`Park::cancelled`]): the runtime shut down and
 /// is unwinding it, so it must not block.
 pub const CANCELLED: usize = MAX_TOKEN - 1;
 

@@ -151,3 +151,29 @@ fn concurrent_sleeps() {
     assert!(e >= 50 * MS);
     assert!(e < 50 * MS + 400 * MS, "sleeps were serialised: {e:?}");
 }
+
+/// Durations too long to add to an `Instant` are clamped to the far future by
+/// every timer (they panicked with "overflow when adding duration to instant").
+#[test]
+fn duration_max_is_the_far_future() {
+    use hoare_core::timer::{add_clamped, deadline_after, FAR_FUTURE};
+    let t0 = Instant::now();
+    let far = t0 + FAR_FUTURE;
+    assert!(Egg::new(Duration::MAX).deadline() >= far);
+    assert!(!Egg::new(Duration::MAX).expired());
+    let mut d = Duration::MAX;
+    assert!(d.deadline() >= far);
+    assert!(Date::after(Duration::MAX).at() >= far);
+    assert!(deadline_after(Duration::MAX) >= far);
+    let mut r = Repeat::starting_at(t0, Duration::MAX);
+    assert_eq!(r.deadline(), far);
+    r.fired(); // one more period: the far future from the far future
+    assert_eq!(r.next_tick(), add_clamped(far, Duration::MAX));
+    r.skip_missed();
+    let mut r = Repeat::new(Duration::MAX);
+    assert!(!r.expired());
+    r.advance();
+    // Ordinary durations are added exactly.
+    assert_eq!(add_clamped(t0, 5 * MS), t0 + 5 * MS);
+    assert_eq!(add_clamped(t0, FAR_FUTURE), far);
+}

@@ -396,14 +396,23 @@ impl WorkerLocal {
 
     /// Takes a free stack slot of the default pool.
     #[inline]
-    pub(crate) fn take_slot(&self) -> usize {
+    pub(crate) fn take_slot(&self) -> std::io::Result<usize> {
         // SAFETY: `free` is only touched by this worker's thread, never reentrantly.
         let free = unsafe { &mut *self.free.get() };
         if let Some(s) = free.pop() {
-            return s;
+            return Ok(s);
         }
-        self.shared().pool.alloc_batch(free, LOCAL_SLOTS / 2);
-        free.pop().expect("slot")
+        self.refill_slots(free)
+    }
+
+    #[cold]
+    fn refill_slots(&self, free: &mut Vec<usize>) -> std::io::Result<usize> {
+        // Slots the pool handed over before failing are kept: they are good.
+        let r = self.shared().pool.alloc_batch(free, LOCAL_SLOTS / 2);
+        match free.pop() {
+            Some(s) => Ok(s),
+            None => Err(r.expect_err("hoare: a stack pool gave no slot and no error")),
+        }
     }
 
     fn give_slot(&self, slot: usize) {
@@ -907,11 +916,73 @@ pub(crate) struct SpawnOpts<'a> {
     pub(crate) shared: &'a Arc<Shared>,
 }
 
-/// Creates a process running `body` and queues it.
+/// Why a spawn failed: the runtime has shut down, or the spawn itself failed (a
+/// stack size out of range, the OS refused memory).
+#[derive(Debug)]
+pub(crate) enum SpawnError {
+    ShutDown,
+    Io(std::io::Error),
+}
+
+impl From<std::io::Error> for SpawnError {
+    fn from(e: std::io::Error) -> Self {
+        SpawnError::Io(e)
+    }
+}
+
+/// Whether the caller may no longer spawn into `shared`: it has begun to shut
+/// down, and the caller is not a process running on one of its workers (whose
+/// spawns the shutdown sweep still finds and cancels). A thread process, or a
+/// process the sweep unwinds, would queue a process nobody ever runs or cancels.
+pub(crate) fn refuses_spawns(shared: &Shared, on_worker: bool) -> bool {
+    shared.shutdown.load(Ordering::Acquire) && !on_worker
+}
+
+/// Takes one stack slot of size `size` (`None`: the runtime's default).
+fn take_slot(
+    shared: &Shared,
+    local: Option<&WorkerLocal>,
+    size: Option<usize>,
+) -> std::io::Result<(*const Pool, usize)> {
+    let custom = size.filter(|&s| {
+        s.div_ceil(crate::stack::PAGE) != shared.default_stack.div_ceil(crate::stack::PAGE)
+    });
+    match (custom, local) {
+        (None, Some(l)) => Ok((&shared.pool, l.take_slot()?)),
+        (None, None) => {
+            let mut v = Vec::with_capacity(1);
+            shared.pool.alloc_batch(&mut v, 1)?;
+            Ok((&shared.pool, v[0]))
+        }
+        (Some(size), _) => {
+            let mut pools = lock(&shared.pools);
+            let pool = match pools
+                .iter()
+                .find(|p| p.usable() >= size && p.usable() - size < crate::stack::PAGE * 2)
+            {
+                Some(p) => &**p as *const Pool,
+                None => {
+                    // Checks the size (`InvalidInput` when absurd) before any
+                    // memory is mapped.
+                    pools.push(Box::new(Pool::new(size, HEADER)?));
+                    &**pools.last().expect("pool") as *const Pool
+                }
+            };
+            drop(pools);
+            let mut v = Vec::with_capacity(1);
+            // SAFETY: pools are boxed and live as long as the runtime.
+            unsafe { (*pool).alloc_batch(&mut v, 1)? };
+            Ok((pool, v[0]))
+        }
+    }
+}
+
+/// Creates a process running `body` and queues it. On failure `body` is dropped
+/// (without running).
 ///
 /// # Safety
 /// Everything `body` borrows must outlive the process (the scope joins it first).
-pub(crate) unsafe fn spawn_raw<F>(opts: SpawnOpts<'_>, body: F) -> u64
+pub(crate) unsafe fn spawn_raw<F>(opts: SpawnOpts<'_>, body: F) -> Result<u64, SpawnError>
 where
     F: FnOnce(),
 {
@@ -921,34 +992,10 @@ where
     let local = (!w.is_null())
         .then(|| unsafe { &*w })
         .filter(|w| ptr::eq(w.shared, shared));
-    let custom = opts.stack_size.filter(|&s| {
-        s.div_ceil(crate::stack::PAGE) != shared.default_stack.div_ceil(crate::stack::PAGE)
-    });
-    let (pool, slot): (*const Pool, usize) = match (custom, local) {
-        (None, Some(l)) => (&shared.pool, l.take_slot()),
-        (None, None) => {
-            let mut v = Vec::with_capacity(1);
-            shared.pool.alloc_batch(&mut v, 1);
-            (&shared.pool, v[0])
-        }
-        (Some(size), _) => {
-            let mut pools = lock(&shared.pools);
-            let pool = match pools
-                .iter()
-                .find(|p| p.usable() >= size && p.usable() < size + crate::stack::PAGE * 2)
-            {
-                Some(p) => &**p as *const Pool,
-                None => {
-                    pools.push(Box::new(Pool::new(size, HEADER)));
-                    &**pools.last().expect("pool") as *const Pool
-                }
-            };
-            let mut v = Vec::with_capacity(1);
-            // SAFETY: pools are boxed and live as long as the runtime.
-            unsafe { (*pool).alloc_batch(&mut v, 1) };
-            (pool, v[0])
-        }
-    };
+    if refuses_spawns(shared, local.is_some() && !current_proc().is_null()) {
+        return Err(SpawnError::ShutDown);
+    }
+    let (pool, slot) = take_slot(shared, local, opts.stack_size)?;
     count_live(shared, local, 1);
     let cur = current_proc();
     let depth = if cur.is_null() {
@@ -1009,7 +1056,7 @@ where
         }
         _ => shared.push_remote(t),
     }
-    id
+    Ok(id)
 }
 
 /// A runtime's threads and shared state.
@@ -1023,10 +1070,29 @@ impl Core {
         self.shared.workers.len()
     }
 
-    pub(crate) fn start(workers: usize, stack: usize, name: String) -> Core {
+    /// Starts `workers` workers whose processes get `stack` bytes of stack by
+    /// default. Refuses (`InvalidInput`) a worker count of 0 or above
+    /// [`MAX_WORKERS`](hoare_core::sched::MAX_WORKERS), an absurd stack size, or a
+    /// thread name with a NUL byte; if a worker thread cannot be started, the
+    /// workers already started are stopped and joined, and the OS error returned.
+    pub(crate) fn start(workers: usize, stack: usize, name: String) -> std::io::Result<Core> {
+        use std::io::{Error, ErrorKind};
+        let max = hoare_core::sched::MAX_WORKERS;
+        if workers == 0 || workers > max {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                format!("hoare: a runtime needs 1 to {max} workers, not {workers}"),
+            ));
+        }
+        if name.contains('\0') {
+            return Err(Error::new(
+                ErrorKind::InvalidInput,
+                "hoare: a thread name may not contain a NUL byte",
+            ));
+        }
+        let pool = Pool::new(stack, HEADER)?;
         signal::install();
         let queues: Vec<Worker<Task>> = (0..workers).map(|_| Worker::new_fifo()).collect();
-        let pool = Pool::new(stack, HEADER);
         let shared = Arc::new(Shared {
             injector: Injector::new(),
             workers: queues
@@ -1051,18 +1117,29 @@ impl Core {
             thread_name: name,
             remote_live: AtomicI64::new(0),
         });
-        let threads = queues
-            .into_iter()
-            .enumerate()
-            .map(|(i, q)| {
-                let sh = shared.clone();
-                std::thread::Builder::new()
-                    .name(format!("{}-{i}", sh.thread_name))
-                    .spawn(move || worker_thread(sh, i, q))
-                    .expect("hoare: cannot start a worker thread")
-            })
-            .collect();
-        Core { shared, threads }
+        let mut core = Core {
+            shared,
+            threads: Vec::with_capacity(workers),
+        };
+        for (i, q) in queues.into_iter().enumerate() {
+            let sh = core.shared.clone();
+            match std::thread::Builder::new()
+                .name(format!("{}-{i}", sh.thread_name))
+                .spawn(move || worker_thread(sh, i, q))
+            {
+                Ok(t) => core.threads.push(t),
+                Err(e) => {
+                    // Stop and join the workers already started (dropping `core`
+                    // shuts it down): they must not spin until the program exits.
+                    drop(core);
+                    return Err(Error::new(
+                        e.kind(),
+                        format!("hoare: cannot start worker thread {i} of {workers}: {e}"),
+                    ));
+                }
+            }
+        }
+        Ok(core)
     }
 
     /// Stops the workers, unwinds every process that has not finished (deepest in

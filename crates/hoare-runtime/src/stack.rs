@@ -5,9 +5,17 @@
 //! top of its own stack slot, so a spawn allocates nothing else and a blocked
 //! process touches one page for both. Guard pages are installed with
 //! `MADV_GUARD_INSTALL` (no VMA per guard, so a million stacks fit under
-//! `vm.max_map_count`), falling back to `mprotect(PROT_NONE)` on older kernels.
+//! `vm.max_map_count`), falling back to `mprotect(PROT_NONE)` on kernels without it
+//! (before Linux 6.13). Which of the two is decided once per OS process by a probe
+//! on a mapping of its own: a failure on a real slab (out of memory, say) fails
+//! that spawn alone and never changes how later guards are installed.
+//!
+//! Sizes are checked: a stack larger than [`MAX_STACK`] (or one whose slot size
+//! would overflow) is refused with [`std::io::ErrorKind::InvalidInput`], and a
+//! failed `mmap` or guard installation comes back as the OS error.
 
 use corosensei::stack::{valgrind::ValgrindStackRegistration, Stack, StackPointer};
+use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Mutex, OnceLock};
 
@@ -20,9 +28,17 @@ const IOV_MAX: usize = 1024;
 const KEEP_RESIDENT: usize = 4096;
 /// Virtual bytes per slab (slabs are `MAP_NORESERVE`, so this costs address space only).
 const SLAB_BYTES: usize = 64 << 20;
+/// The largest usable stack a process may ask for: 1 GiB (Go's limit for a
+/// goroutine's stack on 64-bit systems). Only the pages a process touches cost
+/// memory, but each stack's slot costs its size in address space.
+pub(crate) const MAX_STACK: usize = 1 << 30;
+/// The smallest usable stack (smaller requests are rounded up to it).
+const MIN_STACK: usize = 16 * 1024;
 
-/// How guard pages are installed: 0 unknown, 1 madvise guard, 2 mprotect.
+/// How guard pages are installed: 0 not probed yet, 1 madvise guard, 2 mprotect.
 static GUARD_MODE: AtomicU8 = AtomicU8::new(0);
+const MODE_MADVISE: u8 = 1;
+const MODE_MPROTECT: u8 = 2;
 
 /// The stack a coroutine runs on: one slot's range below its header.
 pub(crate) struct SlotStack {
@@ -92,23 +108,24 @@ pub(crate) struct Pool {
 }
 
 impl Pool {
-    /// A pool whose stacks have `usable` bytes (rounded up to pages) and a header of
-    /// `header` bytes on top.
-    pub(crate) fn new(usable: usize, header: usize) -> Self {
-        let usable = usable.max(16 * 1024).div_ceil(PAGE) * PAGE;
-        let header = header.div_ceil(64) * 64;
-        let slot = GUARD + (usable + header).div_ceil(PAGE) * PAGE;
-        Self {
+    /// A pool whose stacks have `usable` bytes (rounded up to pages, at least
+    /// 16 KiB) and a header of `header` bytes on top. Refuses (`InvalidInput`) a
+    /// `usable` above [`MAX_STACK`].
+    pub(crate) fn new(usable: usize, header: usize) -> io::Result<Self> {
+        let (slot, header_offset) = layout(usable, header)?;
+        Ok(Self {
             slot,
-            header_offset: slot - header,
-            per_slab: (SLAB_BYTES / slot).clamp(8, 4096),
+            header_offset,
+            // Huge stacks get slabs of their own (a slab of several would cost
+            // several times their size in address space).
+            per_slab: (SLAB_BYTES / slot).clamp(1, 4096),
             inner: Mutex::new(Inner {
                 free: Vec::new(),
                 released: Vec::new(),
                 slabs: Vec::new(),
             }),
             kept: std::sync::atomic::AtomicUsize::new(0),
-        }
+        })
     }
 
     pub(crate) fn usable(&self) -> usize {
@@ -123,8 +140,10 @@ impl Pool {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Moves up to `n` (at least one) free slots into `out`.
-    pub(crate) fn alloc_batch(&self, out: &mut Vec<usize>, n: usize) {
+    /// Moves `n` free slots into `out`, mapping a new slab when none is free; on
+    /// failure (the OS refused the mapping or its guard pages) `out` may have
+    /// received some of them.
+    pub(crate) fn alloc_batch(&self, out: &mut Vec<usize>, n: usize) -> io::Result<()> {
         let mut g = self.lock();
         let take = n.min(g.free.len());
         let at = g.free.len() - take;
@@ -136,7 +155,7 @@ impl Pool {
         missing -= take;
         while missing > 0 {
             if g.slabs.last().is_none_or(|s| s.carved == self.per_slab) {
-                let slab = self.new_slab();
+                let slab = self.new_slab()?;
                 g.slabs.push(slab);
             }
             let slab = g.slabs.last_mut().expect("slab");
@@ -152,6 +171,7 @@ impl Pool {
             }
             missing -= k;
         }
+        Ok(())
     }
 
     /// Gives `slots` back. Up to `KEEP_RESIDENT` free slots keep their memory; the
@@ -192,8 +212,11 @@ impl Pool {
         self.lock().released.extend(rest);
     }
 
-    fn new_slab(&self) -> Slab {
+    fn new_slab(&self) -> io::Result<Slab> {
+        // Cannot overflow: `layout` keeps `slot` under 2 GiB and `per_slab` is
+        // at most 4096 (a slab of at most 8 TiB), or 1 for a slot above 64 MiB.
         let len = self.per_slab * self.slot;
+        let mode = guard_mode()?;
         // SAFETY: a fresh anonymous private mapping; checked for failure below.
         let base = unsafe {
             libc::mmap(
@@ -206,23 +229,31 @@ impl Pool {
             )
         };
         if base == libc::MAP_FAILED {
-            panic!(
-                "hoare: cannot map {len} bytes for process stacks: {}",
-                std::io::Error::last_os_error()
-            );
+            let e = io::Error::last_os_error();
+            return Err(io::Error::new(
+                e.kind(),
+                format!("hoare: cannot map {len} bytes for process stacks: {e}"),
+            ));
         }
         let base = base as usize;
         // Transparent huge pages would make every stack top in a 2 MiB range
         // resident at once; a blocked process should cost one 4 KiB page.
         // SAFETY: advice on a mapping we own; failure is harmless.
         unsafe { libc::madvise(base as *mut libc::c_void, len, libc::MADV_NOHUGEPAGE) };
-        install_guards(base, self.slot, self.per_slab);
-        Slab {
+        if let Err(e) = install_guards(base, self.slot, self.per_slab, mode) {
+            // SAFETY: the mapping we just made; nothing uses it yet.
+            unsafe { libc::munmap(base as *mut libc::c_void, len) };
+            return Err(io::Error::new(
+                e.kind(),
+                format!("hoare: cannot install the guard pages of process stacks: {e}"),
+            ));
+        }
+        Ok(Slab {
             base,
             len,
             carved: 0,
             _valgrind: Vec::new(),
-        }
+        })
     }
 
     /// Leaks one slot for good (see `kept`).
@@ -238,6 +269,25 @@ impl Pool {
             .flat_map(|s| (0..s.carved).map(move |k| s.base + k * self.slot))
             .collect()
     }
+}
+
+/// The slot size and header offset of stacks with `usable` bytes and a header of
+/// `header` bytes, with checked arithmetic: `InvalidInput` above [`MAX_STACK`].
+fn layout(usable: usize, header: usize) -> io::Result<(usize, usize)> {
+    if usable > MAX_STACK {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "hoare: a stack of {usable} bytes is larger than the largest allowed, \
+                 {MAX_STACK} bytes (1 GiB)"
+            ),
+        ));
+    }
+    // No overflow: `usable` ≤ 1 GiB and the header is a process header.
+    let usable = usable.max(MIN_STACK).div_ceil(PAGE) * PAGE;
+    let header = header.div_ceil(64) * 64;
+    let slot = GUARD + (usable + header).div_ceil(PAGE) * PAGE;
+    Ok((slot, slot - header))
 }
 
 impl Drop for Pool {
@@ -309,7 +359,15 @@ unsafe fn process_madvise_all(
             )
         };
         if r != total as libc::c_long {
-            if r < 0 {
+            // The kernel does not know the call, or not this advice through it
+            // (process_madvise takes any advice only since 6.13): stop trying.
+            // Other failures (out of memory) are for this call alone.
+            if r < 0
+                && matches!(
+                    io::Error::last_os_error().raw_os_error(),
+                    Some(libc::EINVAL | libc::ENOSYS | libc::EPERM | libc::EBADF)
+                )
+            {
                 broken.store(true, Ordering::Relaxed);
             }
             return false;
@@ -338,21 +396,60 @@ unsafe fn release_ranges(ranges: &[(usize, usize)]) {
     }
 }
 
-/// Installs a guard page at the start of each of `n` slots of `slot` bytes: in
-/// batches of `IOV_MAX` ranges per `process_madvise` call where the kernel allows
-/// it (measured on the 2-core VM: 0.48 µs per guard against 0.62 µs with one
-/// `madvise` each), else one `madvise` (or `mprotect`) per slot.
-fn install_guards(base: usize, slot: usize, n: usize) {
-    if GUARD_MODE.load(Ordering::Relaxed) != 2 {
+/// How this OS process installs guard pages, probed once: `MADV_GUARD_INSTALL` if
+/// the kernel has it (Linux 6.13+), else `mprotect`. The probe advises a page of a
+/// mapping of its own, so its outcome depends on the kernel alone: only `EINVAL`
+/// (the kernel does not know the advice) selects `mprotect`. Any other failure
+/// (the probe's own mapping failing for want of memory, say) is returned and the
+/// question stays open for the next spawn.
+fn guard_mode() -> io::Result<u8> {
+    let mode = GUARD_MODE.load(Ordering::Relaxed);
+    if mode != 0 {
+        return Ok(mode);
+    }
+    // SAFETY: a fresh anonymous private mapping of two pages; checked below.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            2 * PAGE,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the first page of the mapping we just made, which nothing uses.
+    let r = unsafe { libc::madvise(p, PAGE, MADV_GUARD_INSTALL) };
+    let err = io::Error::last_os_error();
+    // SAFETY: our probe mapping; nothing refers to it any more.
+    unsafe { libc::munmap(p, 2 * PAGE) };
+    let mode = match r {
+        0 => MODE_MADVISE,
+        _ if err.raw_os_error() == Some(libc::EINVAL) => MODE_MPROTECT,
+        _ => return Err(err),
+    };
+    GUARD_MODE.store(mode, Ordering::Relaxed);
+    Ok(mode)
+}
+
+/// Installs a guard page at the start of each of `n` slots of `slot` bytes, in
+/// the way `mode` says (see [`guard_mode`]). With `MADV_GUARD_INSTALL`: in batches
+/// of `IOV_MAX` ranges per `process_madvise` call where the kernel allows it
+/// (measured on the 2-core VM: 0.48 µs per guard against 0.62 µs with one
+/// `madvise` each), else one `madvise` per slot. A failure is returned (the caller
+/// unmaps the slab) and changes nothing for later slabs.
+fn install_guards(base: usize, slot: usize, n: usize, mode: u8) -> io::Result<()> {
+    if mode == MODE_MADVISE {
         static BROKEN: AtomicBool = AtomicBool::new(false);
         let ranges: Vec<(usize, usize)> = (0..n).map(|k| (base + k * slot, GUARD)).collect();
         // SAFETY: each range is the first page of a slot of a mapping we own, not
         // in use yet; a guard over it is what the slot layout expects.
         if unsafe { process_madvise_all(&ranges, MADV_GUARD_INSTALL, &BROKEN) } {
-            GUARD_MODE.store(1, Ordering::Relaxed);
-            return;
+            return Ok(());
         }
-        let mut ok = true;
         for k in 0..n {
             // SAFETY: the range is the first page of a slot in a mapping we own.
             let r = unsafe {
@@ -363,15 +460,10 @@ fn install_guards(base: usize, slot: usize, n: usize) {
                 )
             };
             if r != 0 {
-                ok = false;
-                break;
+                return Err(io::Error::last_os_error());
             }
         }
-        if ok {
-            GUARD_MODE.store(1, Ordering::Relaxed);
-            return;
-        }
-        GUARD_MODE.store(2, Ordering::Relaxed);
+        return Ok(());
     }
     for k in 0..n {
         // SAFETY: as above; PROT_NONE on a page of our own mapping.
@@ -382,11 +474,35 @@ fn install_guards(base: usize, slot: usize, n: usize) {
                 libc::PROT_NONE,
             )
         };
-        assert_eq!(
-            r,
-            0,
-            "hoare: cannot protect a stack guard page: {}",
-            std::io::Error::last_os_error()
-        );
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absurd_sizes_are_refused_without_overflow() {
+        for size in [usize::MAX, usize::MAX - 4095, 1 << 62, MAX_STACK + 1] {
+            let e = Pool::new(size, 256).err().expect("refused");
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{size}: {e}");
+            assert!(e.to_string().contains("larger than the largest"), "{e}");
+        }
+        let p = Pool::new(MAX_STACK, 256).expect("the largest allowed");
+        assert!(p.usable() >= MAX_STACK);
+        assert_eq!(p.per_slab, 1);
+        let p = Pool::new(0, 256).expect("rounded up");
+        assert_eq!(p.usable(), MIN_STACK + (PAGE - 256));
+    }
+
+    #[test]
+    fn guard_mode_is_probed_once() {
+        let m = guard_mode().expect("probe");
+        assert!(m == MODE_MADVISE || m == MODE_MPROTECT);
+        assert_eq!(guard_mode().unwrap(), m);
     }
 }

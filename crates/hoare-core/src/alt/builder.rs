@@ -432,6 +432,9 @@ impl<'a, T> CaseSet for [RecvCase<'a, T>] {
     }
 }
 
+/// The most stack `recv_any` spends on a buffer of cases.
+const ON_STACK_BYTES: usize = 8 * 1024;
+
 /// Runs `f` over receive cases for `rxs` kept on the stack (no allocation), then
 /// takes the chosen case's result and drops the cases.
 fn on_stack<'a, T, S: Sharing, const N: usize>(
@@ -465,9 +468,12 @@ fn recv_any_with<'a, T, S: Sharing>(
         n > 0,
         "hoare: an alt with no enabled guard would wait for ever"
     );
-    if n <= 8 {
+    // The cases hold their packets, so a buffer of them is as large as that many
+    // values: on the stack only while that stays small (issue 17).
+    let case = std::mem::size_of::<RecvCase<'a, T>>();
+    if n <= 8 && 8 * case <= ON_STACK_BYTES {
         on_stack::<T, S, 8>(rxs, sel)
-    } else if n <= 32 {
+    } else if n <= 32 && 32 * case <= ON_STACK_BYTES {
         on_stack::<T, S, 32>(rxs, sel)
     } else {
         let mut cases: Vec<RecvCase<'a, T>> =

@@ -4,8 +4,9 @@
 //! These types are public only so that the [`alt!`](crate::alt!) macro can name them
 //! from other crates; they are not part of the stable API.
 
+use crate::chan::select::{complete_send, take_into, RecvReady, SendReady};
 use crate::chan::{Entry, Packet};
-use crate::chan::{RawChan, RecvCommit, RecvError, SelectLock, Selected, SendCommit, SendError};
+use crate::chan::{RawChan, RecvError, SelectLock, Selected, SendError};
 use crate::timer::Timer;
 use crate::waiter::Waiter;
 use std::marker::PhantomData;
@@ -126,6 +127,31 @@ impl<'a, T> LockRef<'a, T> {
     }
 }
 
+/// A communication decided under the lock, finished once every lock is released.
+/// It carries no value: values stay in the packets (the case's own, and its
+/// partner's), so a large value is moved once (issue 17).
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum Decided {
+    /// A claimed rendezvous partner: the value moves between the two packets.
+    Zero(Entry),
+    /// Done under the lock (a buffered channel).
+    Done,
+}
+
+/// Where a [`ChanCase`] stands in its alt.
+#[derive(Debug)]
+enum State {
+    /// Not chosen (yet).
+    Open,
+    /// Chosen under the locks; to be completed once they are released.
+    Decided(Decided),
+    /// Chosen and complete, with the poison flag; the result is still to be taken.
+    Chosen { poisoned: bool },
+    /// The result was taken.
+    Taken,
+}
+
 /// What a receive guard and a send guard do differently; [`ChanCase`] does the
 /// rest (locking, trying, registering, recording the result) for both.
 ///
@@ -133,21 +159,21 @@ impl<'a, T> LockRef<'a, T> {
 /// from other crates.
 #[doc(hidden)]
 pub trait Direction<'a, T: 'a> {
-    /// A communication decided under the lock, completed after every lock is
-    /// released.
-    type Commit;
     /// The guard's result.
     type Output;
     /// The `expect` message of a chosen guard without a result.
     const NO_RESULT: &'static str;
     /// Under the lock: tries the communication (`packet` is the case's).
-    fn try_select(lock: &mut SelectLock<'a, T>, packet: &mut Packet<T>) -> Selected<Self::Commit>;
+    fn try_select(lock: &mut SelectLock<'a, T>, packet: &mut Packet<T>) -> Selected<Decided>;
     /// Completes a decided communication.
-    fn complete(commit: Self::Commit) -> Self::Output;
-    /// The result when the channel was found poisoned.
-    fn poisoned(packet: &mut Packet<T>) -> Self::Output;
-    /// The result when a partner completed the communication while the alt waited.
-    fn passive(packet: &mut Packet<T>) -> Self::Output;
+    ///
+    /// # Safety
+    /// `d` came from [`try_select`](Direction::try_select) with this `packet`, and
+    /// every lock is released.
+    unsafe fn complete(d: Decided, packet: &mut Packet<T>);
+    /// The result of a chosen guard: its channel was poisoned, or it communicated
+    /// (a receive's value is in `packet`).
+    fn output(poisoned: bool, packet: &mut Packet<T>) -> Self::Output;
     /// Under the lock: registers `entry` on the channel's queue of this direction.
     ///
     /// # Safety
@@ -162,29 +188,33 @@ pub trait Direction<'a, T: 'a> {
 pub enum RecvDir {}
 
 impl<'a, T: 'a> Direction<'a, T> for RecvDir {
-    type Commit = RecvCommit<'a, T>;
     type Output = Result<T, RecvError>;
     const NO_RESULT: &'static str = "hoare: the chosen receive guard has no result";
 
     #[inline]
-    fn try_select(lock: &mut SelectLock<'a, T>, _packet: &mut Packet<T>) -> Selected<Self::Commit> {
-        lock.try_select_recv()
+    fn try_select(lock: &mut SelectLock<'a, T>, packet: &mut Packet<T>) -> Selected<Decided> {
+        lock.try_recv_packet(false, packet).map(|r| match r {
+            RecvReady::Zero(e) => Decided::Zero(e),
+            // Not extended: no buffer place stays reserved.
+            RecvReady::Buf(_) => Decided::Done,
+        })
     }
 
     #[inline]
-    fn complete(commit: Self::Commit) -> Self::Output {
-        Ok(commit.complete())
+    unsafe fn complete(d: Decided, packet: &mut Packet<T>) {
+        if let Decided::Zero(e) = d {
+            // SAFETY: `try_select` claimed `e` and nobody finished it.
+            unsafe { take_into(e, packet) }
+        }
     }
 
     #[inline]
-    fn poisoned(_packet: &mut Packet<T>) -> Self::Output {
-        Err(RecvError::Poisoned)
-    }
-
-    fn passive(packet: &mut Packet<T>) -> Self::Output {
-        Ok(packet
-            .take()
-            .expect("hoare: an alt's receive completed without a value"))
+    fn output(poisoned: bool, packet: &mut Packet<T>) -> Self::Output {
+        if poisoned {
+            Err(RecvError::Poisoned)
+        } else {
+            Ok(packet.take_full())
+        }
     }
 
     unsafe fn register(lock: &mut SelectLock<'a, T>, entry: Entry) {
@@ -200,32 +230,34 @@ impl<'a, T: 'a> Direction<'a, T> for RecvDir {
 pub enum SendDir {}
 
 impl<'a, T: 'a> Direction<'a, T> for SendDir {
-    type Commit = SendCommit<T>;
     type Output = Result<(), SendError<T>>;
     const NO_RESULT: &'static str = "hoare: the chosen send guard has no result";
 
     #[inline]
-    fn try_select(lock: &mut SelectLock<'a, T>, packet: &mut Packet<T>) -> Selected<Self::Commit> {
-        lock.try_select_send(packet)
+    fn try_select(lock: &mut SelectLock<'a, T>, packet: &mut Packet<T>) -> Selected<Decided> {
+        lock.try_send_packet(packet).map(|r| match r {
+            SendReady::Zero(e) => Decided::Zero(e),
+            SendReady::Buf => Decided::Done,
+        })
     }
 
     #[inline]
-    fn complete(commit: Self::Commit) -> Self::Output {
-        commit.complete();
-        Ok(())
-    }
-
-    fn poisoned(packet: &mut Packet<T>) -> Self::Output {
-        Err(SendError(
-            packet
-                .take()
-                .expect("hoare: a poisoned send guard lost its value"),
-        ))
+    unsafe fn complete(d: Decided, packet: &mut Packet<T>) {
+        let r = match d {
+            Decided::Zero(e) => SendReady::Zero(e),
+            Decided::Done => SendReady::Buf,
+        };
+        // SAFETY: forwarded from the caller.
+        unsafe { complete_send(r, packet) }
     }
 
     #[inline]
-    fn passive(_packet: &mut Packet<T>) -> Self::Output {
-        Ok(())
+    fn output(poisoned: bool, packet: &mut Packet<T>) -> Self::Output {
+        if poisoned {
+            Err(SendError(packet.take_full()))
+        } else {
+            Ok(())
+        }
     }
 
     unsafe fn register(lock: &mut SelectLock<'a, T>, entry: Entry) {
@@ -235,14 +267,14 @@ impl<'a, T: 'a> Direction<'a, T> for SendDir {
     }
 }
 
-/// A channel guard: a [`RecvCase`] or a [`SendCase`].
+/// A channel guard: a [`RecvCase`] or a [`SendCase`]. Its value (the one to send,
+/// or the one received) lives only in its packet.
 #[doc(hidden)]
 pub struct ChanCase<'a, T, D: Direction<'a, T>> {
     chan: Option<&'a RawChan<T>>,
     lock: LockRef<'a, T>,
-    commit: Option<D::Commit>,
+    state: State,
     packet: Packet<T>,
-    result: Option<D::Output>,
     dir: PhantomData<D>,
 }
 
@@ -261,9 +293,8 @@ impl<'a, T, D: Direction<'a, T>> ChanCase<'a, T, D> {
         Self {
             chan,
             lock: LockRef::new(),
-            commit: None,
+            state: State::Open,
             packet,
-            result: None,
             dir: PhantomData,
         }
     }
@@ -272,11 +303,23 @@ impl<'a, T, D: Direction<'a, T>> ChanCase<'a, T, D> {
     /// of a send guard is dropped).
     #[inline]
     pub fn into_chosen(mut self) -> Option<D::Output> {
-        self.result.take()
+        match self.state {
+            State::Chosen { poisoned } => {
+                self.state = State::Taken;
+                Some(D::output(poisoned, &mut self.packet))
+            }
+            _ => None,
+        }
     }
 
     pub(crate) fn take_result(&mut self) -> D::Output {
-        self.result.take().expect(D::NO_RESULT)
+        match self.state {
+            State::Chosen { poisoned } => {
+                self.state = State::Taken;
+                D::output(poisoned, &mut self.packet)
+            }
+            _ => panic!("{}", D::NO_RESULT),
+        }
     }
 
     #[inline]
@@ -308,7 +351,14 @@ impl<'a, T> RecvCase<'a, T> {
     /// commits are completed by the caller, after the locks are released).
     #[inline]
     pub(super) fn set_result(&mut self, r: Result<T, RecvError>) {
-        self.result = Some(r);
+        let poisoned = match r {
+            Ok(v) => {
+                self.packet.set(v);
+                false
+            }
+            Err(RecvError::Poisoned) => true,
+        };
+        self.state = State::Chosen { poisoned };
     }
 }
 
@@ -328,7 +378,7 @@ impl<'a, T> SendCase<'a, T> {
     }
 
     pub(crate) fn take_unsent(&mut self) -> Option<T> {
-        if self.commit.is_some() {
+        if matches!(self.state, State::Decided(_)) {
             return None;
         }
         self.packet.take()
@@ -355,14 +405,16 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
     fn try_alone(&mut self) -> bool {
         let mut g = self.chan().lock();
         match D::try_select(&mut g, &mut self.packet) {
-            Selected::Ready(c) => {
+            Selected::Ready(d) => {
                 drop(g);
-                self.result = Some(D::complete(c));
+                // SAFETY: decided with this packet under the lock just released.
+                unsafe { D::complete(d, &mut self.packet) };
+                self.state = State::Chosen { poisoned: false };
                 true
             }
             Selected::Poisoned => {
                 drop(g);
-                self.result = Some(D::poisoned(&mut self.packet));
+                self.state = State::Chosen { poisoned: true };
                 true
             }
             Selected::NotReady => false,
@@ -388,12 +440,12 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
 
     fn try_locked(&mut self) -> bool {
         match D::try_select(self.lock.get(), &mut self.packet) {
-            Selected::Ready(c) => {
-                self.commit = Some(c);
+            Selected::Ready(d) => {
+                self.state = State::Decided(d);
                 true
             }
             Selected::Poisoned => {
-                self.result = Some(D::poisoned(&mut self.packet));
+                self.state = State::Chosen { poisoned: true };
                 true
             }
             Selected::NotReady => false,
@@ -413,17 +465,19 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
     }
 
     fn complete(&mut self) {
-        if let Some(c) = self.commit.take() {
-            self.result = Some(D::complete(c));
+        if !matches!(self.state, State::Decided(_)) {
+            return;
+        }
+        if let State::Decided(d) = std::mem::replace(&mut self.state, State::Taken) {
+            // SAFETY: decided by `try_locked` with this packet; the engine calls
+            // `complete` once every lock is released.
+            unsafe { D::complete(d, &mut self.packet) };
+            self.state = State::Chosen { poisoned: false };
         }
     }
 
     fn passive(&mut self, poisoned: bool) {
-        self.result = Some(if poisoned {
-            D::poisoned(&mut self.packet)
-        } else {
-            D::passive(&mut self.packet)
-        });
+        self.state = State::Chosen { poisoned };
     }
 }
 

@@ -18,7 +18,7 @@
 
 use super::lock::{ChanGuard, ChanLock};
 use super::rendezvous::Try;
-use super::waitq::{Packet, WaitQueue};
+use super::waitq::{is_large, Packet, WaitQueue};
 use crate::sync::{AtomicBool, Ordering};
 use crate::waiter::Waiter;
 use std::collections::VecDeque;
@@ -88,40 +88,92 @@ impl<T> Buffered<T> {
     }
 
     /// Under the lock: sends the value in `packet` if the buffer takes it. On
-    /// success the packet is empty and the result holds the item an overwriting
-    /// channel dropped, if any (drop it after releasing the lock).
-    pub(crate) fn try_send(&self, g: &mut State<T>, packet: &mut Packet<T>) -> Try<Option<T>> {
+    /// success the value has left the packet, which then holds the item an
+    /// overwriting channel dropped, if any (drop it after releasing the lock).
+    #[inline]
+    pub(crate) fn try_send(&self, g: &mut State<T>, packet: &mut Packet<T>) -> Try<()> {
         if g.poisoned {
             return Try::Poisoned;
         }
         if !self.has_room(g) {
             return Try::NotReady;
         }
-        let v = packet.take().expect("hoare: sending an empty packet");
-        Try::Ready(self.put(g, v))
+        assert!(packet.is_full(), "hoare: sending an empty packet");
+        // SAFETY: the packet is ours and full.
+        unsafe { self.put(g, packet) };
+        Try::Ready(())
     }
 
-    /// Under the lock: puts `v` in the buffer or hands it to a waiting receiver.
-    fn put(&self, g: &mut State<T>, v: T) -> Option<T> {
+    /// Under the lock: moves the value in the full packet `from` into the buffer, or
+    /// hands it to a waiting receiver. On an overwriting channel whose buffer is
+    /// full, the oldest item is exchanged for it: `from` ends up holding that item.
+    ///
+    /// # Safety
+    /// The caller has exclusive access to `from` (its own packet, or a sender's it
+    /// holds the claim on), which is full.
+    #[inline]
+    unsafe fn put(&self, g: &mut State<T>, from: *const Packet<T>) {
         if let Some(r) = g.receivers.claim() {
             // A receiver waits only while the buffer is empty: hand it over directly.
             let p = r.packet as *const Packet<T>;
-            // SAFETY: we hold the claim on `r`.
+            // SAFETY: we hold the claim on `r`; `from` per our contract.
             unsafe {
                 if Packet::is_extended(p) {
                     g.reserved += 1;
                 }
-                Packet::put_raw(p, v);
+                Packet::move_raw(from, p);
                 Waiter::finish(r.waiter, false);
             }
-            return None;
+            return;
         }
-        let dropped = match self.policy {
-            Policy::Overwriting(c) if g.queue.len() >= c => g.queue.pop_front(),
-            _ => None,
-        };
-        g.queue.push_back(v);
-        dropped
+        if let Policy::Overwriting(c) = self.policy {
+            if g.queue.len() >= c {
+                // Drop the oldest: exchange it for the new item, which then becomes
+                // the newest. No copy of either lands on the stack.
+                let oldest = g.queue.front_mut().expect("a full buffer has items");
+                // SAFETY: `from` per our contract; `oldest` is in the heap buffer.
+                unsafe { Packet::swap_raw(from, oldest) };
+                g.queue.rotate_left(1);
+                return;
+            }
+        }
+        if is_large::<T>() {
+            // `extend` reserves room before it reads the value, which it then
+            // writes straight into the buffer: `push_back` would read it first
+            // (onto the stack), then maybe grow the buffer, then copy it.
+            // SAFETY: per our contract.
+            g.queue
+                .extend(std::iter::once_with(|| unsafe { Packet::read_raw(from) }));
+        } else {
+            // SAFETY: per our contract.
+            g.queue.push_back(unsafe { Packet::read_raw(from) });
+        }
+    }
+
+    /// Under the lock: moves the oldest buffered item into the (empty) packet `to`.
+    /// With `extended`, the item keeps its place in the buffer until
+    /// [`release`](Self::release) is called.
+    #[inline]
+    pub(crate) fn try_recv_into(
+        &self,
+        g: &mut State<T>,
+        extended: bool,
+        to: &mut Packet<T>,
+    ) -> Try<()> {
+        if let Some(v) = g.queue.pop_front() {
+            // SAFETY: our own empty packet.
+            unsafe { Packet::put_raw(to, v) };
+            if extended {
+                g.reserved += 1;
+            } else {
+                self.refill(g);
+            }
+            return Try::Ready(());
+        }
+        if g.poisoned {
+            return Try::Poisoned;
+        }
+        Try::NotReady
     }
 
     /// Under the lock: takes the oldest buffered item. With `extended`, the item
@@ -146,15 +198,12 @@ impl<T> Buffered<T> {
     fn refill(&self, g: &mut State<T>) {
         while self.has_room(g) {
             let Some(s) = g.senders.claim() else { break };
-            // SAFETY: we hold the claim on `s`; a sender registers a full packet.
-            let v = unsafe {
-                let v = Packet::<T>::take_raw(s.packet as *const Packet<T>);
+            // SAFETY: we hold the claim on `s`; a sender registers a full packet,
+            // which moves straight into the buffer (bounded only: the others never
+            // block senders, so nothing is exchanged) before we finish it.
+            unsafe {
+                self.put(g, s.packet as *const Packet<T>);
                 Waiter::finish(s.waiter, false);
-                v
-            };
-            if let Some(v) = v {
-                // Bounded only (the others never block senders): nothing dropped.
-                let _ = self.put(g, v);
             }
         }
     }

@@ -8,6 +8,7 @@ use super::error::{
     TrySendError,
 };
 use super::raw::{RawChan, Wait};
+use super::waitq::Packet;
 use crate::sync::Arc;
 use std::fmt;
 use std::marker::PhantomData;
@@ -41,8 +42,10 @@ impl Sharing for Any {
     const SHARED: bool = true;
 }
 
+/// The deadline of a `*_timeout` operation: `d` from now, clamped to the far future
+/// (see [`crate::timer::add_clamped`]).
 fn deadline_after(d: Duration) -> Option<Instant> {
-    Instant::now().checked_add(d)
+    Some(crate::timer::deadline_after(d))
 }
 
 /// The sending end of a channel.
@@ -136,41 +139,46 @@ impl<T, S: Sharing> Sender<T, S> {
     /// ```
     #[inline]
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
-        match self.chan.send(value, Wait::Until(None)) {
-            Ok(()) => Ok(()),
-            Err(SendFail::Poisoned(v) | SendFail::Full(v) | SendFail::Timeout(v)) => {
-                Err(SendError(v))
-            }
-        }
+        self.chan
+            .send(Packet::with_value(value), Wait::Until(None), |_, v| {
+                SendError(v)
+            })
     }
 
     /// Sends `value` only if that needs no waiting: a receiver is waiting
     /// (rendezvous) or the buffer has room.
+    #[inline]
     pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
-        match self.chan.send(value, Wait::Try) {
-            Ok(()) => Ok(()),
-            Err(SendFail::Poisoned(v)) => Err(TrySendError::Poisoned(v)),
-            Err(SendFail::Full(v) | SendFail::Timeout(v)) => Err(TrySendError::Full(v)),
-        }
+        self.chan
+            .send(Packet::with_value(value), Wait::Try, |why, v| match why {
+                SendFail::Poisoned => TrySendError::Poisoned(v),
+                SendFail::Full | SendFail::Timeout => TrySendError::Full(v),
+            })
     }
 
     /// Like [`send`](Self::send), giving up after `timeout`. A timed-out send has
     /// not delivered its value, which it gives back.
+    #[inline]
     pub fn send_timeout(&self, value: T, timeout: Duration) -> Result<(), SendTimeoutError<T>> {
         self.send_until(value, deadline_after(timeout))
     }
 
     /// Like [`send`](Self::send), giving up at `deadline`.
+    #[inline]
     pub fn send_deadline(&self, value: T, deadline: Instant) -> Result<(), SendTimeoutError<T>> {
         self.send_until(value, Some(deadline))
     }
 
+    #[inline]
     fn send_until(&self, value: T, d: Option<Instant>) -> Result<(), SendTimeoutError<T>> {
-        match self.chan.send(value, Wait::Until(d)) {
-            Ok(()) => Ok(()),
-            Err(SendFail::Poisoned(v)) => Err(SendTimeoutError::Poisoned(v)),
-            Err(SendFail::Timeout(v) | SendFail::Full(v)) => Err(SendTimeoutError::Timeout(v)),
-        }
+        self.chan.send(
+            Packet::with_value(value),
+            Wait::Until(d),
+            |why, v| match why {
+                SendFail::Poisoned => SendTimeoutError::Poisoned(v),
+                SendFail::Timeout | SendFail::Full => SendTimeoutError::Timeout(v),
+            },
+        )
     }
 
     /// Poisons the channel from the writing side, unless this end is
@@ -218,17 +226,12 @@ impl<T, S: Sharing> Receiver<T, S> {
     /// is empty).
     #[inline]
     pub fn recv(&self) -> Result<T, RecvError> {
-        self.chan
-            .recv(Wait::Until(None))
-            .map_err(|_| RecvError::Poisoned)
+        self.chan.recv(Wait::Until(None), |_| RecvError::Poisoned)
     }
 
     /// Receives a value if one is there without waiting.
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
-        self.chan.recv(Wait::Try).map_err(|e| match e {
-            RecvFail::Poisoned => TryRecvError::Poisoned,
-            RecvFail::Empty | RecvFail::Timeout => TryRecvError::Empty,
-        })
+        self.chan.recv(Wait::Try, map_try)
     }
 
     /// Like [`recv`](Self::recv), giving up after `timeout`.
@@ -242,7 +245,7 @@ impl<T, S: Sharing> Receiver<T, S> {
     }
 
     fn recv_until(&self, d: Option<Instant>) -> Result<T, RecvTimeoutError> {
-        self.chan.recv(Wait::Until(d)).map_err(map_timeout)
+        self.chan.recv(Wait::Until(d), map_timeout)
     }
 
     /// Extended rendezvous: receives a value and runs `f` on it while the writer
@@ -263,8 +266,7 @@ impl<T, S: Sharing> Receiver<T, S> {
     /// ```
     pub fn recv_with<R>(&self, f: impl FnOnce(T) -> R) -> Result<R, RecvError> {
         self.chan
-            .recv_with(f, Wait::Until(None))
-            .map_err(|_| RecvError::Poisoned)
+            .recv_with(f, Wait::Until(None), |_| RecvError::Poisoned)
     }
 
     /// Extended rendezvous that waits for a value at most until `deadline` (once
@@ -275,16 +277,12 @@ impl<T, S: Sharing> Receiver<T, S> {
         f: impl FnOnce(T) -> R,
     ) -> Result<R, RecvTimeoutError> {
         self.chan
-            .recv_with(f, Wait::Until(Some(deadline)))
-            .map_err(map_timeout)
+            .recv_with(f, Wait::Until(Some(deadline)), map_timeout)
     }
 
     /// Extended rendezvous only if a value is there without waiting.
     pub fn try_recv_with<R>(&self, f: impl FnOnce(T) -> R) -> Result<R, TryRecvError> {
-        self.chan.recv_with(f, Wait::Try).map_err(|e| match e {
-            RecvFail::Poisoned => TryRecvError::Poisoned,
-            RecvFail::Empty | RecvFail::Timeout => TryRecvError::Empty,
-        })
+        self.chan.recv_with(f, Wait::Try, map_try)
     }
 
     /// An iterator that receives until the channel is poisoned.
@@ -359,6 +357,13 @@ impl<T, S: Sharing> Receiver<T, S> {
     /// [`select`](super::select)).
     pub fn raw(&self) -> &RawChan<T> {
         &self.chan
+    }
+}
+
+fn map_try(e: RecvFail) -> TryRecvError {
+    match e {
+        RecvFail::Poisoned => TryRecvError::Poisoned,
+        RecvFail::Empty | RecvFail::Timeout => TryRecvError::Empty,
     }
 }
 

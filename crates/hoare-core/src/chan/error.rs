@@ -201,11 +201,13 @@ impl From<RecvError> for RecvTimeoutError {
     }
 }
 
-/// How an internal send failed (mapped onto the public errors by each method).
-pub(crate) enum SendFail<T> {
-    Full(T),
-    Timeout(T),
-    Poisoned(T),
+/// How an internal send failed (mapped onto the public errors, with the value given
+/// back, by each method).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SendFail {
+    Full,
+    Timeout,
+    Poisoned,
 }
 
 /// How an internal receive failed.

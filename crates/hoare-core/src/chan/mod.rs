@@ -73,6 +73,18 @@
 //! their waits go through the thread's parker.
 //!
 //! The [`select`] module documents the per-channel API that alternation uses.
+//!
+//! # Large values
+//! A value is moved by pointer, once into the channel and once out: a blocked
+//! party's [`Packet`] holds it, and whoever completes the communication copies it
+//! straight from one packet (or the buffer) to the other. On the stack, a send
+//! keeps no copy besides the caller's value and the `Result` it returns (which
+//! gives the value back on failure), a receive one besides the caller's
+//! `Result`, and an alt's receive guard one more (its packet). A process of
+//! hoare's runtime with the default stack (256 KiB) can therefore send and receive
+//! values of up to 48 KiB by every operation in an optimised build (see
+//! `hoare::DEFAULT_STACK_SIZE`); for larger ones give it a larger stack, or send a
+//! `Box`.
 
 mod buffered;
 pub mod bundle;

@@ -3,9 +3,10 @@
 
 use super::buffered::{Buffered, Policy, Side};
 use super::error::{RecvFail, SendFail};
+use super::rendezvous;
 use super::rendezvous::Zero;
-use super::select::Selected;
-use super::waitq::{Entry, Packet};
+use super::select::{complete_send, FinishOnDrop, RecvReady, ReleaseOnDrop, Selected};
+use super::waitq::{is_large, Entry, Packet};
 use crate::park::{self, Park};
 use crate::registration::{Registration, Withdraw};
 use crate::sync::{AtomicUsize, Ordering};
@@ -181,24 +182,66 @@ impl<T> RawChan<T> {
         }
     }
 
-    pub(crate) fn send(&self, value: T, wait: Wait) -> Result<(), SendFail<T>> {
-        let mut packet = Packet::with_value(value);
+    /// Sends the value in `packet` (build it with `Packet::with_value` in the
+    /// argument: `chan.send(Packet::with_value(v), ..)`); on failure `fail` builds
+    /// the caller's error from the reason and the value given back.
+    ///
+    /// Large values (issue 17): the packet is the argument itself, which the
+    /// caller's frame holds, so this frame keeps no copy of the value; the value
+    /// moves from the packet once, straight into the receiver's packet or the
+    /// buffer (or, on failure, into the error). Building the caller's error here,
+    /// rather than returning an internal one the caller converts, keeps further
+    /// copies of it off the stack.
+    #[inline]
+    pub(crate) fn send<E>(
+        &self,
+        packet: Packet<T>,
+        wait: Wait,
+        fail: impl FnOnce(SendFail, T) -> E,
+    ) -> Result<(), E> {
+        if is_large::<T>() {
+            // Out of line, so the caller builds the packet straight into the
+            // argument (inlined, LLVM may build it elsewhere and copy it).
+            self.send_outlined(packet, wait, fail)
+        } else {
+            self.send_inline(packet, wait, fail)
+        }
+    }
+
+    #[inline(never)]
+    fn send_outlined<E>(
+        &self,
+        packet: Packet<T>,
+        wait: Wait,
+        fail: impl FnOnce(SendFail, T) -> E,
+    ) -> Result<(), E> {
+        self.send_inline(packet, wait, fail)
+    }
+
+    #[inline(always)]
+    fn send_inline<E>(
+        &self,
+        mut packet: Packet<T>,
+        wait: Wait,
+        fail: impl FnOnce(SendFail, T) -> E,
+    ) -> Result<(), E> {
         let mut g = self.lock();
-        match g.try_select_send(&mut packet) {
-            Selected::Ready(c) => {
+        match g.try_send_packet(&mut packet) {
+            Selected::Ready(r) => {
                 drop(g);
-                c.complete();
+                // SAFETY: decided with this packet under the lock just released.
+                unsafe { complete_send(r, &mut packet) };
                 return Ok(());
             }
             Selected::Poisoned => {
                 drop(g);
-                return Err(SendFail::Poisoned(take(&mut packet)));
+                return give_back(&mut packet, SendFail::Poisoned, fail);
             }
             Selected::NotReady => {}
         }
         let Wait::Until(deadline) = wait else {
             drop(g);
-            return Err(SendFail::Full(take(&mut packet)));
+            return give_back(&mut packet, SendFail::Full, fail);
         };
         let pk: *const Packet<T> = &packet;
         // SAFETY: the waiter lives in `block` and `packet` on this frame until we
@@ -218,28 +261,44 @@ impl<T> RawChan<T> {
                     // A cancelled party sees the channel as poisoned.
                     Outcome::Done { poisoned: true, .. }
                     | Outcome::Aborted { token: CANCELLED } => {
-                        Err(SendFail::Poisoned(take(&mut packet)))
+                        give_back(&mut packet, SendFail::Poisoned, fail)
                     }
-                    Outcome::Aborted { .. } => Err(SendFail::Timeout(take(&mut packet))),
+                    Outcome::Aborted { .. } => give_back(&mut packet, SendFail::Timeout, fail),
                 },
             )
         }
     }
 
-    pub(crate) fn recv(&self, wait: Wait) -> Result<T, RecvFail> {
+    /// Receives a value; on failure `fail` builds the caller's error. The value
+    /// moves once into the packet on this frame (or is read straight from a
+    /// rendezvous sender's packet) and once out, into the result (see `send`).
+    #[inline]
+    pub(crate) fn recv<E>(&self, wait: Wait, fail: impl FnOnce(RecvFail) -> E) -> Result<T, E> {
+        let mut packet = Packet::empty();
         let mut g = self.lock();
-        match g.try_recv(false) {
-            Selected::Ready(c) => {
+        match g.try_recv_packet(false, &mut packet) {
+            Selected::Ready(RecvReady::Zero(s)) => {
                 drop(g);
-                return Ok(c.complete());
+                if is_large::<T>() {
+                    // Through our packet: reading it straight into the result
+                    // would keep a second copy on this frame across `finish`.
+                    // SAFETY: claimed under the lock just released.
+                    unsafe { rendezvous::take_into(s, &mut packet) };
+                    return Ok(packet.take_full());
+                }
+                // SAFETY: claimed under the lock just released.
+                return Ok(unsafe { rendezvous::take_from(s) });
             }
-            Selected::Poisoned => return Err(RecvFail::Poisoned),
+            Selected::Ready(RecvReady::Buf(_)) => {
+                drop(g);
+                return Ok(packet.take_full());
+            }
+            Selected::Poisoned => return Err(fail(RecvFail::Poisoned)),
             Selected::NotReady => {}
         }
         let Wait::Until(deadline) = wait else {
-            return Err(RecvFail::Empty);
+            return Err(fail(RecvFail::Empty));
         };
-        let mut packet = Packet::empty();
         let pk: *const Packet<T> = &packet;
         // SAFETY: as in `send`.
         unsafe {
@@ -250,12 +309,10 @@ impl<T> RawChan<T> {
                 |out| match out {
                     Outcome::Done {
                         poisoned: false, ..
-                    } => Ok(packet
-                        .take()
-                        .expect("hoare: a receive completed without a value")),
+                    } => Ok(packet.take_full()),
                     Outcome::Done { poisoned: true, .. }
-                    | Outcome::Aborted { token: CANCELLED } => Err(RecvFail::Poisoned),
-                    Outcome::Aborted { .. } => Err(RecvFail::Timeout),
+                    | Outcome::Aborted { token: CANCELLED } => Err(fail(RecvFail::Poisoned)),
+                    Outcome::Aborted { .. } => Err(fail(RecvFail::Timeout)),
                 },
             )
         }
@@ -264,20 +321,34 @@ impl<T> RawChan<T> {
     // `recv` and `recv_with` stay two functions on purpose: one generic body over
     // both (measured) let LLVM out-line `try_recv` and the wait closure, +50
     // instructions per CommsTime communication.
-    pub(crate) fn recv_with<R>(&self, f: impl FnOnce(T) -> R, wait: Wait) -> Result<R, RecvFail> {
+    pub(crate) fn recv_with<R, E>(
+        &self,
+        f: impl FnOnce(T) -> R,
+        wait: Wait,
+        fail: impl FnOnce(RecvFail) -> E,
+    ) -> Result<R, E> {
+        let mut packet = Packet::extended();
         let mut g = self.lock();
-        match g.try_recv(true) {
-            Selected::Ready(c) => {
+        match g.try_recv_packet(true, &mut packet) {
+            Selected::Ready(RecvReady::Zero(s)) => {
                 drop(g);
-                return Ok(c.complete_with(f));
+                let _finish = FinishOnDrop(s.waiter);
+                // SAFETY: claimed under the lock just released; the sender's packet
+                // is full, and its waiter is finished when `f` returns (or panics).
+                let v = unsafe { Packet::read_raw(s.packet as *const Packet<T>) };
+                return Ok(f(v));
             }
-            Selected::Poisoned => return Err(RecvFail::Poisoned),
+            Selected::Ready(RecvReady::Buf(reserved)) => {
+                drop(g);
+                let _release = reserved.map(ReleaseOnDrop);
+                return Ok(f(packet.take_full()));
+            }
+            Selected::Poisoned => return Err(fail(RecvFail::Poisoned)),
             Selected::NotReady => {}
         }
         let Wait::Until(deadline) = wait else {
-            return Err(RecvFail::Empty);
+            return Err(fail(RecvFail::Empty));
         };
-        let mut packet = Packet::extended();
         let pk: *const Packet<T> = &packet;
         // SAFETY: as in `send`.
         unsafe {
@@ -293,14 +364,11 @@ impl<T> RawChan<T> {
                             chan: self,
                             writer: packet.writer(),
                         };
-                        let v = packet
-                            .take()
-                            .expect("hoare: a receive completed without a value");
-                        Ok(f(v))
+                        Ok(f(packet.take_full()))
                     }
                     Outcome::Done { poisoned: true, .. }
-                    | Outcome::Aborted { token: CANCELLED } => Err(RecvFail::Poisoned),
-                    Outcome::Aborted { .. } => Err(RecvFail::Timeout),
+                    | Outcome::Aborted { token: CANCELLED } => Err(fail(RecvFail::Poisoned)),
+                    Outcome::Aborted { .. } => Err(fail(RecvFail::Timeout)),
                 },
             )
         }
@@ -329,6 +397,14 @@ impl<T> RawChan<T> {
     }
 }
 
-fn take<T>(p: &mut Packet<T>) -> T {
-    p.take().expect("hoare: a failed send lost its value")
+/// A failed send's error, with the value from its packet. Out of line: its
+/// temporaries stay off the frame of the send itself.
+#[cold]
+#[inline(never)]
+fn give_back<T, E>(
+    p: &mut Packet<T>,
+    why: SendFail,
+    fail: impl FnOnce(SendFail, T) -> E,
+) -> Result<(), E> {
+    Err(fail(why, p.take_full()))
 }

@@ -99,6 +99,18 @@ impl<T> Zero<T> {
 /// it.
 #[inline]
 pub(crate) unsafe fn deliver<T>(r: Entry, value: T) {
+    let mut packet = Packet::with_value(value);
+    // SAFETY: forwarded.
+    unsafe { deliver_packet(r, &mut packet) }
+}
+
+/// [`deliver`] of the value in the sender's (full) `packet`, which moves straight
+/// into the receiver's packet.
+///
+/// # Safety
+/// As [`deliver`].
+#[inline]
+pub(crate) unsafe fn deliver_packet<T>(r: Entry, packet: &mut Packet<T>) {
     let p = r.packet as *const Packet<T>;
     // SAFETY: we hold the claim on `r.waiter`, so its party and packet stay put and
     // nobody else touches the packet until `finish`.
@@ -118,13 +130,13 @@ pub(crate) unsafe fn deliver<T>(r: Entry, value: T) {
                         park::Unparker::from_raw(ptr::null(), nobody),
                     )));
                     Packet::set_writer(p, w2);
-                    Packet::put_raw(p, value);
+                    Packet::move_raw(packet, p);
                     Waiter::finish(r.waiter, false);
                     return;
                 }
                 let w2 = Waiter::private(party.unparker());
                 Packet::set_writer(p, &w2);
-                Packet::put_raw(p, value);
+                Packet::move_raw(packet, p);
                 Waiter::finish(r.waiter, false);
                 let _reg = Registration::new(HandOff(&w2), &w2);
                 let out = w2.wait_committed(party);
@@ -140,7 +152,7 @@ pub(crate) unsafe fn deliver<T>(r: Entry, value: T) {
                 );
             });
         } else {
-            Packet::put_raw(p, value);
+            Packet::move_raw(packet, p);
             Waiter::finish(r.waiter, false);
         }
     }
@@ -170,8 +182,21 @@ impl Withdraw for HandOff<'_> {
 pub(crate) unsafe fn take_from<T>(s: Entry) -> T {
     // SAFETY: we hold the claim; the sender registered a full packet.
     unsafe {
-        let v = Packet::<T>::take_raw(s.packet as *const Packet<T>);
+        let v = Packet::<T>::read_raw(s.packet as *const Packet<T>);
         Waiter::finish(s.waiter, false);
-        v.expect("hoare: a registered sender's packet was empty")
+        v
+    }
+}
+
+/// [`take_from`] into the receiver's (empty) packet `to`, with one copy.
+///
+/// # Safety
+/// As [`take_from`]; the caller owns `to`.
+#[inline]
+pub(crate) unsafe fn take_into<T>(s: Entry, to: &mut Packet<T>) {
+    // SAFETY: we hold the claim; the sender registered a full packet.
+    unsafe {
+        Packet::move_raw(s.packet as *const Packet<T>, to);
+        Waiter::finish(s.waiter, false);
     }
 }

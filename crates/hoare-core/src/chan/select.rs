@@ -53,6 +53,7 @@
 
 use super::buffered::{Buffered, State as BufState};
 use super::lock::ChanGuard;
+pub(crate) use super::rendezvous::take_into;
 use super::rendezvous::{self, State as ZeroState, Try, Zero};
 use super::waitq::{Entry, Packet};
 use super::RawChan;
@@ -124,6 +125,48 @@ impl<T> SendCommit<T> {
     }
 }
 
+/// A send decided under the lock, by pointer: the value is still in the sender's
+/// packet (rendezvous) or has gone into the buffer (buffered). Finished with
+/// [`complete_send`] once every lock is released. The channel's own operations and
+/// the alt use this form, so a value is moved once, from its packet straight to the
+/// receiver's packet or the buffer.
+#[derive(Debug)]
+pub(crate) enum SendReady {
+    /// A claimed rendezvous receiver.
+    Zero(Entry),
+    /// Done under the lock; the packet holds the item an overwriting buffer dropped,
+    /// if any.
+    Buf,
+}
+
+/// Finishes a send decided by [`SelectLock::try_send_packet`] with `packet`: moves
+/// the value to the claimed receiver, or drops what the buffer gave back.
+///
+/// # Safety
+/// `r` came from `try_send_packet` with this `packet`, and every lock is released.
+#[inline(always)]
+pub(crate) unsafe fn complete_send<T>(r: SendReady, packet: &mut Packet<T>) {
+    match r {
+        // SAFETY: `try_send_packet` claimed `e` and nobody finished it; the packet
+        // still holds the value.
+        SendReady::Zero(e) => unsafe { rendezvous::deliver_packet(e, packet) },
+        SendReady::Buf => {
+            if packet.is_full() {
+                drop(packet.take());
+            }
+        }
+    }
+}
+
+/// A receive decided under the lock, by pointer (see [`SendReady`]).
+pub(crate) enum RecvReady<'a, T> {
+    /// A claimed rendezvous sender: its packet holds the value.
+    Zero(Entry),
+    /// The item is in the receiver's packet already; with `Some`, its buffer place
+    /// stays reserved until the extended rendezvous ends.
+    Buf(Option<&'a Buffered<T>>),
+}
+
 /// A decided receive. Call [`complete`](Self::complete) after releasing every lock.
 #[must_use = "a decided receive must be completed, or the other party never wakes"]
 pub struct RecvCommit<'a, T> {
@@ -145,7 +188,7 @@ impl<T> std::fmt::Debug for RecvCommit<'_, T> {
 }
 
 /// Finishes a claimed waiter when dropped (also when a closure panics).
-struct FinishOnDrop(*const Waiter);
+pub(crate) struct FinishOnDrop(pub(crate) *const Waiter);
 
 impl Drop for FinishOnDrop {
     fn drop(&mut self) {
@@ -155,7 +198,7 @@ impl Drop for FinishOnDrop {
 }
 
 /// Frees a reserved buffer place when dropped (also when a closure panics).
-struct ReleaseOnDrop<'a, T>(&'a Buffered<T>);
+pub(crate) struct ReleaseOnDrop<'a, T>(pub(crate) &'a Buffered<T>);
 
 impl<T> Drop for ReleaseOnDrop<'_, T> {
     fn drop(&mut self) {
@@ -187,8 +230,7 @@ impl<T> RecvCommit<'_, T> {
             RecvInner::Zero(s) => {
                 let _finish = FinishOnDrop(s.waiter);
                 // SAFETY: we hold the claim on `s`; the sender's packet is full.
-                let v = unsafe { Packet::<T>::take_raw(s.packet as *const Packet<T>) }
-                    .expect("hoare: a registered sender's packet was empty");
+                let v = unsafe { Packet::<T>::read_raw(s.packet as *const Packet<T>) };
                 f(v)
             }
             RecvInner::Buf(v, reserved) => {
@@ -204,24 +246,41 @@ impl<'a, T> SelectLock<'a, T> {
     /// packet; otherwise the packet is unchanged.
     #[inline]
     pub fn try_select_send(&mut self, packet: &mut Packet<T>) -> Selected<SendCommit<T>> {
+        self.try_send_packet(packet).map(|r| SendCommit {
+            inner: match r {
+                SendReady::Zero(e) => SendInner::Zero(e, packet.take_full()),
+                SendReady::Buf => SendInner::Buf(packet.take()),
+            },
+        })
+    }
+
+    /// [`try_select_send`](Self::try_select_send) by pointer: on `Ready` the value
+    /// is still in `packet` for a rendezvous (finish with [`complete_send`]) or has
+    /// gone into the buffer; otherwise the packet is unchanged.
+    #[inline(always)]
+    pub(crate) fn try_send_packet(&mut self, packet: &mut Packet<T>) -> Selected<SendReady> {
         match &mut self.inner {
-            Locked::Zero(g) => match Zero::<T>::try_send(g) {
-                Try::Ready(r) => {
-                    let v = packet.take().expect("hoare: sending an empty packet");
-                    Selected::Ready(SendCommit {
-                        inner: SendInner::Zero(r, v),
-                    })
-                }
-                Try::NotReady => Selected::NotReady,
-                Try::Poisoned => Selected::Poisoned,
-            },
-            Locked::Buf(b, g) => match b.try_send(g, packet) {
-                Try::Ready(d) => Selected::Ready(SendCommit {
-                    inner: SendInner::Buf(d),
-                }),
-                Try::NotReady => Selected::NotReady,
-                Try::Poisoned => Selected::Poisoned,
-            },
+            Locked::Zero(g) => Selected::from(Zero::<T>::try_send(g)).map(SendReady::Zero),
+            Locked::Buf(b, g) => Selected::from(b.try_send(g, packet)).map(|()| SendReady::Buf),
+        }
+    }
+
+    /// Tries to receive into the (empty) `packet`: on `Ready` a buffered item is in
+    /// it already; a rendezvous sender is claimed and its value still in its own
+    /// packet (see [`RecvReady`]).
+    #[inline(always)]
+    pub(crate) fn try_recv_packet(
+        &mut self,
+        extended: bool,
+        packet: &mut Packet<T>,
+    ) -> Selected<RecvReady<'a, T>> {
+        match &mut self.inner {
+            Locked::Zero(g) => Selected::from(Zero::<T>::try_recv(g)).map(RecvReady::Zero),
+            Locked::Buf(b, g) => {
+                let b: &'a Buffered<T> = b;
+                Selected::from(b.try_recv_into(g, extended, packet))
+                    .map(|()| RecvReady::Buf(extended.then_some(b)))
+            }
         }
     }
 
@@ -312,7 +371,8 @@ impl<'a, T> SelectLock<'a, T> {
 }
 
 impl<C> Selected<C> {
-    fn map<D>(self, f: impl FnOnce(C) -> D) -> Selected<D> {
+    #[inline]
+    pub(crate) fn map<D>(self, f: impl FnOnce(C) -> D) -> Selected<D> {
         match self {
             Self::Ready(c) => Selected::Ready(f(c)),
             Self::NotReady => Selected::NotReady,

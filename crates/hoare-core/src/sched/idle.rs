@@ -23,6 +23,11 @@ use std::time::Duration;
 
 const SEARCH_ONE: u64 = 1;
 const SEARCH_MASK: u64 = (1 << 16) - 1;
+
+/// The most workers one [`Idle`] (so one runtime) can have: 65,534. The counts of
+/// searching and of lightly sleeping workers are 16-bit fields of one atomic
+/// word, which must not overflow into each other.
+pub const MAX_WORKERS: usize = SEARCH_MASK as usize - 1;
 const LIGHT_ONE: u64 = 1 << 16;
 const DEEP_ONE: u64 = 1 << 32;
 /// Any sleeper, light or deep.
@@ -47,7 +52,7 @@ impl Sleeper {
         let mut g = lock(&self.woken);
         #[cfg(not(loom))]
         if let Some(t) = timeout {
-            let deadline = std::time::Instant::now() + t;
+            let deadline = crate::timer::deadline_after(t);
             while !*g {
                 let now = std::time::Instant::now();
                 if now >= deadline {
@@ -107,8 +112,14 @@ impl Sleepers {
 
 impl Idle {
     /// Bookkeeping for `workers` workers, all running and none searching.
+    ///
+    /// # Panics
+    /// If `workers` is above [`MAX_WORKERS`] (a runtime refuses that before).
     pub fn new(workers: usize) -> Self {
-        assert!((workers as u64) < SEARCH_MASK);
+        assert!(
+            workers <= MAX_WORKERS,
+            "hoare: {workers} workers is more than the most a runtime can have ({MAX_WORKERS})"
+        );
         Self {
             state: AtomicU64::new(0),
             sleepers: Mutex::new(Sleepers {
