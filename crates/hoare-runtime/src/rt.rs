@@ -194,8 +194,11 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub(crate) const HEADER: usize = std::mem::size_of::<Proc>();
 
 impl Shared {
+    /// `t` in ns since the epoch, saturated below `NO_TIMER` (an `as` cast would
+    /// wrap a deadline ~585 years away to a small number: a worker would spin).
     fn nanos(&self, t: Instant) -> u64 {
-        t.saturating_duration_since(self.epoch).as_nanos() as u64
+        let ns = t.saturating_duration_since(self.epoch).as_nanos();
+        u64::try_from(ns).map_or(NO_TIMER - 1, |n| n.min(NO_TIMER - 1))
     }
 
     fn update_earliest(&self, w: usize, t: &Timers) {
