@@ -430,3 +430,51 @@ fn deadline_after_clamps() {
     assert_eq!(far, t + hoare::timer::FAR_FUTURE);
     assert!(hoare::timer::deadline_after(Duration::MAX) >= far);
 }
+
+/// CPU time (user + system, in clock ticks) of this OS process's threads whose
+/// name starts with `prefix`, from /proc.
+fn cpu_ticks_of_threads(prefix: &str) -> u64 {
+    let mut total = 0;
+    for t in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        if !comm.starts_with(prefix) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+        // The fields after the command (which is in parentheses): utime and stime
+        // are the 12th and 13th of them.
+        let rest = stat.rsplit(')').next().unwrap_or("");
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        if f.len() > 12 {
+            total += f[11].parse::<u64>().unwrap_or(0) + f[12].parse::<u64>().unwrap_or(0);
+        }
+    }
+    total
+}
+
+/// A deadline centuries away (beyond what the timers' nanosecond clock can count) is a long sleep, not a due timer: the worker sleeps instead of spinning.
+/// (Its nanoseconds used to wrap to a small number.)
+#[test]
+fn a_deadline_centuries_away_does_not_make_a_worker_spin() {
+    let rt = Runtime::builder()
+        .workers(1)
+        .thread_name("far-deadline")
+        .build();
+    rt.run(|| {
+        // Just past what 64 bits of nanoseconds hold (~584.5 years): wrapped, it
+        // would read as a few milliseconds after the runtime started.
+        let far = Instant::now() + Duration::from_nanos(u64::MAX) + Duration::from_millis(5);
+        let _sleeper = hoare::spawn(move || hoare::sleep_until(far));
+        // Measured from a thread process, so that no other timer is pending.
+        let spent = hoare::spawn_blocking(|| {
+            std::thread::sleep(Duration::from_millis(50));
+            let before = cpu_ticks_of_threads("far-deadline");
+            std::thread::sleep(Duration::from_millis(500));
+            cpu_ticks_of_threads("far-deadline") - before
+        })
+        .join()
+        .unwrap();
+        // A spinning worker burns ~50 ticks (10 ms each) in 500 ms.
+        assert!(spent < 20, "the worker spent {spent} ticks in 500 ms");
+    });
+}
