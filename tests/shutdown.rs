@@ -373,3 +373,195 @@ fn extended_rendezvous_under_way_at_shutdown() {
     }
     expect_clean("child_extended_rendezvous");
 }
+
+/// Runs `name` as a child and returns (success, stdout, stderr).
+fn child_output(name: &str) -> (bool, String, String) {
+    let out = run_child(name);
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A process that computes without ever blocking or yielding keeps its worker:
+/// shutdown waits for it, and names it (with where it was spawned) after a grace
+/// period instead of hanging silently.
+#[test]
+fn child_compute_loop_at_shutdown() {
+    if child_mode().as_deref() != Some("child_compute_loop_at_shutdown") {
+        return;
+    }
+    Runtime::builder().workers(2).build().run(|| {
+        let started = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let s = started.clone();
+        let _spinner = hoare::spawn(move || {
+            s.store(true, std::sync::atomic::Ordering::SeqCst);
+            let t = std::time::Instant::now();
+            while t.elapsed() < Duration::from_millis(1800) {
+                std::hint::spin_loop();
+            }
+        });
+        while !started.load(std::sync::atomic::Ordering::SeqCst) {
+            hoare::sleep_for(Duration::from_millis(1));
+        }
+    });
+    println!("shut down cleanly");
+}
+
+#[test]
+fn a_process_that_keeps_its_worker_is_named_at_shutdown() {
+    if child_mode().is_some() {
+        return;
+    }
+    let (ok, stdout, stderr) = child_output("child_compute_loop_at_shutdown");
+    assert!(
+        ok && stdout.contains("shut down cleanly"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        stderr.contains("shutdown is waiting for worker")
+            && stderr.contains("without blocking or yielding")
+            && stderr.contains("tests/shutdown.rs:"),
+        "stderr: {stderr}"
+    );
+}
+
+/// With a shutdown timeout, shutdown gives up on such a process and returns.
+#[test]
+fn child_compute_loop_shutdown_timeout() {
+    if child_mode().as_deref() != Some("child_compute_loop_shutdown_timeout") {
+        return;
+    }
+    let t = std::time::Instant::now();
+    Runtime::builder()
+        .workers(2)
+        .shutdown_timeout(Duration::from_millis(300))
+        .build()
+        .run(|| {
+            let started = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let s = started.clone();
+            let _spinner = hoare::spawn(move || {
+                s.store(true, std::sync::atomic::Ordering::SeqCst);
+                loop {
+                    std::hint::spin_loop();
+                }
+            });
+            while !started.load(std::sync::atomic::Ordering::SeqCst) {
+                hoare::sleep_for(Duration::from_millis(1));
+            }
+        });
+    println!("returned after {:?}", t.elapsed());
+    println!("shut down cleanly");
+}
+
+#[test]
+fn shutdown_timeout_gives_up_on_a_process_that_keeps_its_worker() {
+    if child_mode().is_some() {
+        return;
+    }
+    let (ok, stdout, stderr) = child_output("child_compute_loop_shutdown_timeout");
+    assert!(
+        ok && stdout.contains("shut down cleanly"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(stderr.contains("shutdown gave up"), "stderr: {stderr}");
+}
+
+/// Shutdown waits for thread processes: one still sleeping (outside hoare) when
+/// the root returns has finished when `run` returns.
+#[test]
+fn shutdown_waits_for_thread_processes() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let done = Arc::new(AtomicBool::new(false));
+    let d = done.clone();
+    Runtime::builder().workers(1).build().run(move || {
+        let _t = hoare::spawn_blocking(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            d.store(true, Ordering::SeqCst);
+        });
+    });
+    assert!(
+        done.load(Ordering::SeqCst),
+        "run returned before its thread process ended"
+    );
+}
+
+/// A thread process blocked in a receive when the root returns: the sweep drops
+/// the blocked process that held the channel's sender, which poisons it, and the
+/// thread process ends. One that starts a wait after the shutdown began is
+/// cancelled (its receive fails at once instead of blocking for ever).
+#[test]
+fn thread_processes_blocked_in_hoare_end_at_shutdown() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let ended = Arc::new(AtomicUsize::new(0));
+    let e = ended.clone();
+    let t = std::time::Instant::now();
+    Runtime::builder().workers(2).build().run(move || {
+        // Blocked in recv; its sender is held by a process blocked for ever.
+        let (tx, rx) = hoare::one2one::<u32>();
+        let _holder = hoare::spawn(move || {
+            let _tx = tx;
+            hoare::sleep_for(Duration::from_secs(3600));
+        });
+        let e1 = e.clone();
+        let _a = hoare::spawn_blocking(move || {
+            assert!(rx.recv().is_err());
+            e1.fetch_add(1, Ordering::SeqCst);
+        });
+        // Starts waiting only after the shutdown began; its sender is leaked.
+        let (tx2, rx2) = hoare::one2one::<u32>();
+        std::mem::forget(tx2);
+        let e2 = e.clone();
+        let _b = hoare::spawn_blocking(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            assert!(rx2.recv().is_err());
+            assert!(rx2.recv_timeout(Duration::from_secs(3600)).is_err());
+            hoare::sleep_for(Duration::from_secs(3600)); // returns at once
+            e2.fetch_add(1, Ordering::SeqCst);
+        });
+        hoare::sleep_for(Duration::from_millis(50));
+    });
+    assert_eq!(ended.load(Ordering::SeqCst), 2);
+    assert!(t.elapsed() < Duration::from_secs(60));
+}
+
+/// A thread process blocked outside hoare past the shutdown timeout is reported
+/// and left running; `run` returns.
+#[test]
+fn child_thread_process_shutdown_timeout() {
+    if child_mode().as_deref() != Some("child_thread_process_shutdown_timeout") {
+        return;
+    }
+    Runtime::builder()
+        .workers(1)
+        .shutdown_timeout(Duration::from_millis(200))
+        .build()
+        .run(|| {
+            let _t = hoare::Builder::new()
+                .name("sleepy")
+                .thread(true)
+                .spawn(|| loop {
+                    std::thread::sleep(Duration::from_secs(1));
+                });
+        });
+    println!("shut down cleanly");
+}
+
+#[test]
+fn shutdown_timeout_gives_up_on_a_thread_process() {
+    if child_mode().is_some() {
+        return;
+    }
+    let (ok, stdout, stderr) = child_output("child_thread_process_shutdown_timeout");
+    assert!(
+        ok && stdout.contains("shut down cleanly"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        stderr.contains("shutdown gave up") && stderr.contains("'sleepy'"),
+        "stderr: {stderr}"
+    );
+}

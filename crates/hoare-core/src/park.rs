@@ -229,6 +229,8 @@ pub fn in_process() -> bool {
 pub struct ThreadParker {
     token: AtomicBool,
     thread: crate::sync::thread::Thread,
+    /// Set by [`cancel`](ThreadParker::cancel): see [`Park::cancelled`].
+    cancelled: AtomicBool,
 }
 
 #[cfg(not(loom))]
@@ -245,7 +247,23 @@ impl ThreadParker {
         Self {
             token: AtomicBool::new(false),
             thread: crate::sync::thread::current(),
+            cancelled: AtomicBool::new(false),
         }
+    }
+
+    /// This thread's parker (for a runtime that may have to
+    /// [`cancel`](Self::cancel) the waits of its thread processes).
+    pub fn current() -> std::sync::Arc<ThreadParker> {
+        THREAD_PARKER.with(|p| p.clone())
+    }
+
+    /// Cancels this thread's waits from now on (see [`Park::cancelled`]): a wait it
+    /// starts, or a timed wait it is in, ends at once; a wait it is parked in
+    /// without a deadline still waits for the party that ends it. A runtime that
+    /// shuts down does this to its thread processes.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Release);
+        self.thread.unpark();
     }
 
     /// Runs `f` with this thread's parker.
@@ -293,7 +311,7 @@ impl Park for ThreadParker {
                 return true;
             }
             let now = Instant::now();
-            if now >= deadline {
+            if now >= deadline || self.cancelled() {
                 return false;
             }
             std::thread::park_timeout(deadline - now);
@@ -306,6 +324,10 @@ impl Park for ThreadParker {
     #[cfg(loom)]
     fn park_until(&self, _deadline: Instant, _w: Option<&Waiter>) -> bool {
         self.take_token()
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
     }
 
     fn unparker(&self) -> Unparker {

@@ -5,6 +5,7 @@ use hoare_core::sched::JoinSlot;
 use std::any::Any;
 use std::fmt;
 use std::io;
+use std::panic::Location;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -331,6 +332,9 @@ pub struct Builder {
     stack_size: Option<usize>,
     pinned: bool,
     thread: bool,
+    /// Where the process was spawned, for reports (default: the caller of the
+    /// spawn function; `par` and friends pass their own caller's).
+    site: Option<&'static Location<'static>>,
 }
 
 impl Builder {
@@ -360,6 +364,12 @@ impl Builder {
     /// Pins the process to the worker it first runs on (for thread-local state).
     pub fn pinned(mut self, pinned: bool) -> Self {
         self.pinned = pinned;
+        self
+    }
+    /// Records `site` as where the process was spawned (for `par` and friends,
+    /// which spawn on their caller's behalf).
+    pub(crate) fn at(mut self, site: &'static Location<'static>) -> Self {
+        self.site = Some(site);
         self
     }
     /// Runs the process on its own OS thread (for blocking system calls); channel
@@ -402,6 +412,7 @@ impl Builder {
     ///
     /// # Panics
     /// Outside a runtime.
+    #[track_caller]
     pub fn try_spawn<P>(self, p: P) -> io::Result<JoinHandle<P::Output>>
     where
         P: Process + 'static,
@@ -412,11 +423,18 @@ impl Builder {
 
     /// # Safety
     /// Everything `p` borrows outlives the process (the scope joins it first).
+    #[track_caller]
     unsafe fn spawn_unchecked<P: Process>(
         self,
         p: P,
         scope: *const ScopeData,
     ) -> Result<JoinHandle<P::Output>, Failed<P::Output>> {
+        // Not `unwrap_or_else(Location::caller)`: that would report the closure
+        // call inside `unwrap_or_else`.
+        let site = match self.site {
+            Some(site) => site,
+            None => Location::caller(),
+        };
         let (slot, mine) = SlotRef::pair();
         let mut fin = Finish {
             slot: Some(mine),
@@ -456,13 +474,19 @@ impl Builder {
                 }
                 b = b.stack_size(s);
             }
+            // Counted before its thread exists: a shutdown that begins meanwhile
+            // waits for it too.
+            sh.threads.register(id, self.name.clone(), site);
+            let registry = sh.clone();
             let body = move || {
                 rt::THREAD_RT.with(|r| *r.borrow_mut() = Some(sh));
                 THREAD_ID.with(|c| c.set(id));
+                registry.threads.started(id);
                 let r = catch_unwind(AssertUnwindSafe(|| p.run()));
                 fin.complete(r.map_err(|e| ProcessError::from_panic(&*e)));
                 drop(fin);
                 rt::THREAD_RT.with(|r| r.borrow_mut().take());
+                registry.threads.ended(id);
             };
             let body: Box<dyn FnOnce() + Send + '_> = Box::new(body);
             // SAFETY: lifetime erased; the caller's contract keeps borrows alive
@@ -473,6 +497,9 @@ impl Builder {
             return match b.spawn(body) {
                 Ok(_) => Ok(handle),
                 Err(e) => {
+                    if let Some(sh) = rt::current_shared() {
+                        sh.threads.ended(id);
+                    }
                     let e = io::Error::new(
                         e.kind(),
                         format!("hoare: cannot start a thread process: {e}"),
@@ -492,6 +519,7 @@ impl Builder {
                 name: name.map(String::into_boxed_str),
                 stack_size,
                 pinned,
+                site,
                 shared: sh,
             };
             // SAFETY: forwarded from our caller.
@@ -537,6 +565,7 @@ impl Builder {
 /// Outside a runtime, or if the OS refuses the memory for the process's stack (as
 /// `std::thread::spawn` panics when it cannot start a thread; [`Builder::spawn`]
 /// returns the error instead).
+#[track_caller]
 pub fn spawn<P>(p: P) -> JoinHandle<P::Output>
 where
     P: Process + 'static,
@@ -551,6 +580,7 @@ where
 ///
 /// # Panics
 /// As [`spawn`] (here: if the OS cannot start the thread).
+#[track_caller]
 pub fn spawn_blocking<P>(p: P) -> JoinHandle<P::Output>
 where
     P: Process + 'static,
@@ -672,6 +702,7 @@ pub struct RuntimeBuilder {
     workers: Option<usize>,
     stack_size: usize,
     thread_name: String,
+    shutdown_timeout: Option<Duration>,
 }
 
 impl Default for RuntimeBuilder {
@@ -680,6 +711,7 @@ impl Default for RuntimeBuilder {
             workers: None,
             stack_size: DEFAULT_STACK_SIZE,
             thread_name: "hoare-worker".into(),
+            shutdown_timeout: None,
         }
     }
 }
@@ -705,6 +737,30 @@ impl RuntimeBuilder {
         self.thread_name = name.into();
         self
     }
+    /// How long the shutdown (when the root process has returned) waits for
+    /// processes that keep their worker (a computation that never blocks or
+    /// yields: a cooperative runtime cannot preempt it) and for thread processes
+    /// (whose waits it cancels) before it gives up on them: then it reports them,
+    /// leaves them running, and returns without unwinding the other processes
+    /// (whose stacks stay allocated). Default: it waits for ever, and names them on
+    /// stderr after a second.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = hoare_runtime::Runtime::builder()
+    ///     .workers(1)
+    ///     .shutdown_timeout(Duration::from_millis(100))
+    ///     .build();
+    /// rt.run(|| {
+    ///     let _ = hoare_runtime::spawn_blocking(|| loop {
+    ///         std::thread::sleep(Duration::from_secs(1)); // never ends
+    ///     });
+    /// });
+    /// ```
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.shutdown_timeout = Some(timeout);
+        self
+    }
     /// Starts the workers.
     ///
     /// # Panics
@@ -725,7 +781,12 @@ impl RuntimeBuilder {
     pub fn try_build(self) -> io::Result<Runtime> {
         let workers = self.workers.unwrap_or_else(default_workers);
         Ok(Runtime {
-            core: Core::start(workers, self.stack_size, self.thread_name)?,
+            core: Core::start(
+                workers,
+                self.stack_size,
+                self.thread_name,
+                self.shutdown_timeout,
+            )?,
         })
     }
 }
@@ -816,6 +877,7 @@ impl Runtime {
     /// Runs `f` as the root process, waits for it, then shuts down: processes still
     /// blocked are unwound (their destructors run). Returns `f`'s result or the
     /// error that ended it.
+    #[track_caller]
     pub fn try_run<P>(mut self, f: P) -> Result<P::Output, ProcessError>
     where
         P: Process,
@@ -825,6 +887,7 @@ impl Runtime {
             name: Some("main".into()),
             stack_size: None,
             pinned: false,
+            site: Location::caller(),
             shared: &shared,
         };
         let (slot, mine) = SlotRef::<P::Output>::pair();
@@ -862,6 +925,7 @@ impl Runtime {
     }
 
     /// Like [`try_run`](Self::try_run) but re-raises a panic of the root process.
+    #[track_caller]
     pub fn run<P>(self, f: P) -> P::Output
     where
         P: Process,
@@ -880,11 +944,13 @@ impl Runtime {
 /// ```
 /// assert_eq!(hoare_runtime::run(|| "done"), "done");
 /// ```
+#[track_caller]
 pub fn run<P: Process>(f: P) -> P::Output {
     Runtime::new().run(f)
 }
 
 /// [`run`] without re-raising: the root's panic comes back as an error.
+#[track_caller]
 pub fn try_run<P: Process>(f: P) -> Result<P::Output, ProcessError> {
     Runtime::new().try_run(f)
 }
@@ -956,6 +1022,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
     ///
     /// # Panics
     /// As [`spawn`](crate::spawn).
+    #[track_caller]
     pub fn spawn<F, T>(&'scope self, f: F) -> ScopedJoinHandle<'scope, T>
     where
         F: FnOnce() -> T + Send + 'scope,
@@ -992,6 +1059,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
 
     /// [`spawn_with`](Self::spawn_with) that fails as [`Builder::try_spawn`]
     /// does (then `f` was dropped without running).
+    #[track_caller]
     pub fn try_spawn_with<F, T>(
         &'scope self,
         b: Builder,
@@ -1008,6 +1076,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         })
     }
 
+    #[track_caller]
     fn spawn_inner<F, T>(&'scope self, b: Builder, f: F) -> Result<JoinHandle<T>, Failed<T>>
     where
         F: FnOnce() -> T + Send + 'scope,
@@ -1107,6 +1176,7 @@ fn unwrap_par<T>(r: Result<T, ProcessError>) -> T {
 /// let (x, y) = hoare_runtime::run(|| hoare_runtime::par2(|| 1, || "two"));
 /// assert_eq!((x, y), (1, "two"));
 /// ```
+#[track_caller]
 pub fn par2<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
@@ -1114,8 +1184,9 @@ where
     RA: Send,
     RB: Send,
 {
+    let site = Location::caller();
     scope(|s| {
-        let hb = s.spawn(b);
+        let hb = s.spawn_with(Builder::new().at(site), b);
         let ra = catch_unwind(AssertUnwindSafe(a));
         let rb = hb.join();
         let ra = ra.unwrap_or_else(|e| resume_unwind(e));
@@ -1124,6 +1195,7 @@ where
 }
 
 /// Three closures in parallel; see [`par2`].
+#[track_caller]
 pub fn par3<A, B, C, RA, RB, RC>(a: A, b: B, c: C) -> (RA, RB, RC)
 where
     A: FnOnce() -> RA + Send,
@@ -1133,9 +1205,10 @@ where
     RB: Send,
     RC: Send,
 {
+    let site = Location::caller();
     scope(|s| {
-        let hb = s.spawn(b);
-        let hc = s.spawn(c);
+        let hb = s.spawn_with(Builder::new().at(site), b);
+        let hc = s.spawn_with(Builder::new().at(site), c);
         let ra = catch_unwind(AssertUnwindSafe(a));
         let rb = hb.join();
         let rc = hc.join();
@@ -1157,13 +1230,17 @@ pub type ParFn<'a, T> = Box<dyn FnOnce() -> T + Send + 'a>;
 /// });
 /// assert_eq!(v, [1, 2]);
 /// ```
+#[track_caller]
 pub fn par<'a, T: Send + 'a>(fs: Vec<ParFn<'a, T>>) -> Vec<T> {
+    let site = Location::caller();
     scope(|s| {
         let mut it = fs.into_iter();
         let Some(first) = it.next() else {
             return Vec::new();
         };
-        let hs: Vec<_> = it.map(|f| s.spawn(f)).collect();
+        let hs: Vec<_> = it
+            .map(|f| s.spawn_with(Builder::new().at(site), f))
+            .collect();
         let r0 = catch_unwind(AssertUnwindSafe(first));
         let rest: Vec<_> = hs.into_iter().map(|h| h.join()).collect();
         let mut out = Vec::with_capacity(rest.len() + 1);
@@ -1180,6 +1257,7 @@ pub fn par<'a, T: Send + 'a>(fs: Vec<ParFn<'a, T>>) -> Vec<T> {
 /// let v = hoare_runtime::run(|| hoare_runtime::par_for(0..4u32, |i| i * i));
 /// assert_eq!(v, [0, 1, 4, 9]);
 /// ```
+#[track_caller]
 pub fn par_for<I, F, R>(items: I, f: F) -> Vec<R>
 where
     I: IntoIterator,
@@ -1188,8 +1266,12 @@ where
     R: Send,
 {
     let f = &f;
+    let site = Location::caller();
     scope(|s| {
-        let hs: Vec<_> = items.into_iter().map(|x| s.spawn(move || f(x))).collect();
+        let hs: Vec<_> = items
+            .into_iter()
+            .map(|x| s.spawn_with(Builder::new().at(site), move || f(x)))
+            .collect();
         let rs: Vec<_> = hs.into_iter().map(|h| h.join()).collect();
         rs.into_iter().map(unwrap_par).collect()
     })

@@ -23,6 +23,7 @@ mod proc;
 mod rt;
 mod signal;
 mod stack;
+mod threads;
 
 pub use api::{
     default_workers, id, in_process, name, par, par2, par3, par_for, run, scope, sleep_for,

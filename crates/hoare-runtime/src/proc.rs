@@ -10,6 +10,7 @@ use hoare_core::sched::ProcState;
 use hoare_core::waiter::Waiter;
 use std::cell::{Cell, UnsafeCell};
 use std::mem::MaybeUninit;
+use std::panic::Location;
 use std::ptr;
 use std::time::Instant;
 
@@ -57,6 +58,8 @@ pub(crate) struct Proc {
     /// before the ancestor whose stack it borrows from.
     pub(crate) depth: u32,
     pub(crate) name: Option<Box<str>>,
+    /// Where it was spawned (for reports).
+    pub(crate) site: &'static Location<'static>,
     /// Worker index it is pinned to, or `PIN_NONE` / `PIN_PENDING`.
     pub(crate) pin: Cell<u32>,
     /// Set by a timer that fired this process's `park_until`.

@@ -3,13 +3,16 @@
 use crate::proc::{Proc, Req, TimerKey, PIN_NONE, PIN_PENDING};
 use crate::signal;
 use crate::stack::{Pool, SlotStack};
+use crate::threads::ThreadProcs;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use crossbeam_deque::{Injector, Steal, Stealer, Worker};
 use hoare_core::park::{self, Park};
 use hoare_core::sched::{Idle, ProcState};
+use hoare_core::timer::add_clamped;
 use std::cell::{Cell, UnsafeCell};
 use std::collections::BTreeMap;
 use std::mem::MaybeUninit;
+use std::panic::Location;
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -104,6 +107,10 @@ pub(crate) struct WorkerShared {
     /// that has not been emptied for `GRACE` holds more than its worker keeps up
     /// with, even if that worker is busy.
     drained: AtomicU32,
+    /// The id and spawn site of the process this worker dispatched last (only it
+    /// writes them; read by shutdown to name a process that keeps its worker).
+    running_id: AtomicU64,
+    running_site: AtomicPtr<Location<'static>>,
 }
 
 /// What every worker of a runtime shares.
@@ -121,6 +128,11 @@ pub(crate) struct Shared {
     pub(crate) default_stack: usize,
     /// Like `WorkerShared::live`, for spawns and finishes off the workers.
     remote_live: AtomicI64,
+    /// The thread processes that have not ended (shutdown waits for them).
+    pub(crate) threads: ThreadProcs,
+    /// How long shutdown waits for processes that keep their worker and for
+    /// thread processes before it gives up (`None`: for ever).
+    shutdown_timeout: Option<Duration>,
 }
 
 /// Global process id counter (ids are unique across runtimes).
@@ -783,6 +795,13 @@ impl WorkerLocal {
         if proc.pin.get() == PIN_PENDING {
             proc.pin.set(self.index as u32);
         }
+        // For shutdown's report of a process that never gives its worker back.
+        let me = self.me();
+        me.running_id.store(proc.id, Ordering::Relaxed);
+        me.running_site.store(
+            proc.site as *const Location<'static> as *mut _,
+            Ordering::Relaxed,
+        );
         loop {
             CURRENT.with(|c| c.set(p));
             let dynp: NonNull<dyn Park> = t.0;
@@ -916,6 +935,8 @@ pub(crate) struct SpawnOpts<'a> {
     pub(crate) name: Option<Box<str>>,
     pub(crate) stack_size: Option<usize>,
     pub(crate) pinned: bool,
+    /// Where it was spawned (for reports).
+    pub(crate) site: &'static Location<'static>,
     pub(crate) shared: &'a Arc<Shared>,
 }
 
@@ -1028,6 +1049,7 @@ where
                 id,
                 depth,
                 name: opts.name,
+                site: opts.site,
                 pin: Cell::new(if opts.pinned { PIN_PENDING } else { PIN_NONE }),
                 timed_out: Cell::new(false),
                 unwinding: Cell::new(false),
@@ -1078,7 +1100,12 @@ impl Core {
     /// [`MAX_WORKERS`](hoare_core::sched::MAX_WORKERS), an absurd stack size, or a
     /// thread name with a NUL byte; if a worker thread cannot be started, the
     /// workers already started are stopped and joined, and the OS error returned.
-    pub(crate) fn start(workers: usize, stack: usize, name: String) -> std::io::Result<Core> {
+    pub(crate) fn start(
+        workers: usize,
+        stack: usize,
+        name: String,
+        shutdown_timeout: Option<Duration>,
+    ) -> std::io::Result<Core> {
         use std::io::{Error, ErrorKind};
         let max = hoare_core::sched::MAX_WORKERS;
         if workers == 0 || workers > max {
@@ -1109,6 +1136,8 @@ impl Core {
                     live: AtomicI64::new(0),
                     ticks: AtomicU32::new(0),
                     drained: AtomicU32::new(0),
+                    running_id: AtomicU64::new(0),
+                    running_site: AtomicPtr::new(ptr::null_mut()),
                 })
                 .collect(),
             idle: Idle::new(workers),
@@ -1119,6 +1148,8 @@ impl Core {
             epoch: Instant::now(),
             thread_name: name,
             remote_live: AtomicI64::new(0),
+            threads: ThreadProcs::default(),
+            shutdown_timeout,
         });
         let mut core = Core {
             shared,
@@ -1145,23 +1176,128 @@ impl Core {
         Ok(core)
     }
 
-    /// Stops the workers, unwinds every process that has not finished (deepest in
-    /// the spawn tree first, so a scope's children go before the parent whose stack
-    /// they borrow), and releases the stacks.
+    /// Shuts the runtime down (see docs/semantics.md#shutdown): stops the workers,
+    /// unwinds every process that has not finished (deepest in the spawn tree
+    /// first, so a scope's children go before the parent whose stack they borrow;
+    /// a process whose wait another party holds after that party), cancels the
+    /// waits of the thread processes and waits for them, and releases the stacks.
+    /// With a shutdown timeout, gives up on workers and thread processes that
+    /// have not stopped by then (and unwinds nothing: everything is left running
+    /// or allocated).
     pub(crate) fn shutdown(&mut self) {
-        let sh = &self.shared;
+        let sh = self.shared.clone();
         sh.shutdown.store(true, Ordering::SeqCst);
         sh.idle.notify_all();
-        for t in self.threads.drain(..) {
-            let _ = t.join();
+        let started = Instant::now();
+        let grace = started + SHUTDOWN_GRACE;
+        let until = sh.shutdown_timeout.map(|t| add_clamped(started, t));
+        if !self.join_workers(grace, until) {
+            return;
         }
+        let mut pending = self.live_processes();
+        // SAFETY: the workers are stopped; the sweep owns these processes.
+        unsafe { sweep(&mut pending) };
+        sh.threads.cancel_all();
+        let ended = sh.threads.wait(grace, until, |live| {
+            for t in live {
+                eprintln!(
+                    "hoare: shutdown is waiting for {} to end (its hoare operations \
+                     are cancelled; a thread blocked outside hoare ends on its own)",
+                    t.describe()
+                );
+            }
+        });
+        if !ended {
+            eprintln!(
+                "hoare: shutdown gave up after {:?}: {} left running; {} process(es) \
+                 left as they were",
+                sh.shutdown_timeout.unwrap_or_default(),
+                sh.threads.describe().join(", "),
+                pending.len()
+            );
+            leave(&pending);
+            return;
+        }
+        // Thread processes may have let go of waits they held (a scope's children).
+        // SAFETY: as above.
+        unsafe { sweep(&mut pending) };
+        if !pending.is_empty() {
+            // Each waits for another that waits for it.
+            eprintln!(
+                "hoare: shutdown left {} process(es) as they were (each waits for a \
+                 partner that waits for it); their destructors do not run",
+                pending.len()
+            );
+            leave(&pending);
+        }
+    }
+
+    /// Joins the worker threads. A worker that a process keeps (it never blocks
+    /// or yields) is named on stderr once `grace` has passed; at `until`, returns
+    /// `false` and leaves such workers running.
+    fn join_workers(&mut self, grace: Instant, until: Option<Instant>) -> bool {
+        let sh = self.shared.clone();
+        let mut reported = false;
+        let mut nap = Duration::from_micros(50);
+        loop {
+            self.threads.retain(|t| !t.is_finished());
+            if self.threads.is_empty() {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= grace && !reported {
+                reported = true;
+                for (i, w) in sh.workers.iter().enumerate() {
+                    let name = format!("{}-{i}", sh.thread_name);
+                    if !self
+                        .threads
+                        .iter()
+                        .any(|t| t.thread().name() == Some(&name))
+                    {
+                        continue;
+                    }
+                    let id = w.running_id.load(Ordering::Relaxed);
+                    let site = w.running_site.load(Ordering::Relaxed);
+                    // SAFETY: null or a `&'static Location` (see `run_one`).
+                    let site =
+                        unsafe { site.as_ref() }.map_or_else(|| "?".to_owned(), |l| l.to_string());
+                    eprintln!(
+                        "hoare: shutdown is waiting for worker {i}: process {id} (spawned \
+                         at {site}) has kept it for {:?} without blocking or yielding; \
+                         a process cannot be preempted (call hoare::yield_now in long \
+                         computations)",
+                        now - (grace - SHUTDOWN_GRACE)
+                    );
+                }
+            }
+            if until.is_some_and(|u| now >= u) {
+                eprintln!(
+                    "hoare: shutdown gave up on {} worker(s) still running a process; \
+                     the runtime is left as it is",
+                    self.threads.len()
+                );
+                // Detached: they hold the runtime's shared state alive.
+                self.threads.clear();
+                return false;
+            }
+            std::thread::sleep(nap);
+            nap = (nap * 2).min(Duration::from_millis(10));
+        }
+    }
+
+    /// Every process of the runtime that has not finished, deepest in the spawn
+    /// tree first (see `Proc::depth`), newest first within a depth, each with
+    /// whether it was parked. The workers must be stopped; the sweep owns them from
+    /// here (parked ones are taken over, queued ones are never run again).
+    fn live_processes(&self) -> Vec<(*mut Proc, bool)> {
+        let sh = &self.shared;
         let live: i64 = sh.remote_live.load(Ordering::SeqCst)
             + sh.workers
                 .iter()
                 .map(|w| w.live.load(Ordering::SeqCst))
                 .sum::<i64>();
         if live == 0 {
-            return;
+            return Vec::new();
         }
         let mut pools: Vec<*const Pool> = vec![&sh.pool as *const Pool];
         pools.extend(lock(&sh.pools).iter().map(|p| &**p as *const Pool));
@@ -1178,55 +1314,58 @@ impl Core {
                 }
             }
         }
-        // Deepest first (see `Proc::depth`), newest first within a depth.
         // SAFETY: as above.
         live.sort_by_key(|&p| std::cmp::Reverse(unsafe { ((*p).depth, (*p).id) }));
-        // The sweep owns them from here (it runs them on this thread): parked ones
-        // are taken over, queued ones are never run by a worker again.
-        let mut pending: Vec<(*mut Proc, bool)> = live
-            .into_iter()
+        live.into_iter()
             // SAFETY: as above; the workers are gone.
             .map(|p| (p, unsafe { (*p).state.take_parked() }))
-            .collect();
-        // A process whose wait another party holds (an extended rendezvous's reader
-        // that claimed it, a scope's children) is unwound only after that party has
-        // let go of it: unwinding it first would free a waiter the other party
-        // still writes to. Each pass unwinds every process nobody holds.
-        loop {
-            let before = pending.len();
-            pending.retain(|&(p, parked)| {
-                // SAFETY: a parked process's `waiting` points into its own stack,
-                // which is intact (it has not been unwound).
-                let held = parked
-                    && unsafe {
-                        let w = (*p).waiting.get();
-                        !w.is_null() && (*w).is_held()
-                    };
-                if held {
-                    return true;
-                }
-                // SAFETY: the workers are gone; nothing else runs these processes.
-                unsafe { unwind(p) };
-                false
-            });
-            if pending.is_empty() || pending.len() == before {
-                break;
+            .collect()
+    }
+}
+
+/// How long shutdown waits before it names what it is waiting for.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+
+/// Unwinds every process of `pending` that nobody holds, pass after pass, and
+/// leaves the others in `pending`. A process whose wait another party holds (an
+/// extended rendezvous's reader that claimed it, a scope's children) is unwound
+/// only after that party has let go of it: unwinding it first would free a waiter
+/// the other party still writes to.
+///
+/// # Safety
+/// The workers are stopped and the caller owns the processes.
+unsafe fn sweep(pending: &mut Vec<(*mut Proc, bool)>) {
+    loop {
+        let before = pending.len();
+        pending.retain(|&(p, parked)| {
+            // SAFETY: a parked process's `waiting` points into its own stack, which
+            // is intact (it has not been unwound).
+            let held = parked
+                && unsafe {
+                    let w = (*p).waiting.get();
+                    !w.is_null() && (*w).is_held()
+                };
+            if held {
+                return true;
             }
+            // SAFETY: the caller's contract.
+            unsafe { unwind(p) };
+            false
+        });
+        if pending.is_empty() || pending.len() == before {
+            return;
         }
-        if !pending.is_empty() {
-            // Each waits for another that waits for it: leave them as they are.
-            eprintln!(
-                "hoare: shutdown left {} process(es) as they were (each waits for a \
-                 partner that waits for it); their destructors do not run",
-                pending.len()
-            );
-            for (p, _) in pending {
-                // SAFETY: as above; the slot stays allocated, its pool mapped.
-                unsafe {
-                    (*p).live.set(false);
-                    (*(*p).pool).keep_slot();
-                }
-            }
+    }
+}
+
+/// Leaves processes as they are: neither unwound nor freed (their slots stay
+/// allocated and their pools mapped, since something may still write to them).
+fn leave(pending: &[(*mut Proc, bool)]) {
+    for &(p, _) in pending {
+        // SAFETY: the sweep owns these processes; the slot stays allocated.
+        unsafe {
+            (*p).live.set(false);
+            (*(*p).pool).keep_slot();
         }
     }
 }
