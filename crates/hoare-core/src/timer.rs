@@ -66,7 +66,9 @@ pub trait Timer {
 }
 
 /// Blocks the current party (a process, or a plain OS thread) until `deadline`.
-/// Returns at once if it has passed.
+/// Returns at once if it has passed, after spending the process's
+/// [cooperative budget](crate::park#the-cooperative-budget) (a loop of zero
+/// sleeps yields now and then).
 ///
 /// Built on the seam's [`Park::park_until`](crate::park::Park::park_until): nobody unparks a sleeping party, so the
 /// party re-parks until the deadline has really passed. Under loom, where time does
@@ -82,11 +84,19 @@ pub fn sleep_until(deadline: Instant) {
             debug_assert!(!consumed, "hoare: a sleeping party was unparked");
         }
         #[cfg(not(loom))]
-        while Instant::now() < deadline {
-            // `true` would mean an unpark token was consumed. Nobody owes a sleeping
-            // party an unpark, so that cannot happen under the waiter protocol; either
-            // way the deadline decides, so loop until it has passed.
-            let _ = p.park_until(deadline);
+        {
+            if Instant::now() >= deadline {
+                // Passed already: a poll (see `park::spend_budget`).
+                p.spend_budget();
+                return;
+            }
+            while Instant::now() < deadline {
+                // `true` would mean an unpark token was consumed. Nobody owes a
+                // sleeping party an unpark, so that cannot happen under the waiter
+                // protocol; either way the deadline decides, so loop until it has
+                // passed.
+                let _ = p.park_until(deadline);
+            }
         }
     })
 }

@@ -1,6 +1,6 @@
 //! Workers, run queues, timers and shutdown.
 
-use crate::proc::{Proc, Req, TimerKey, PIN_NONE, PIN_PENDING};
+use crate::proc::{Proc, Req, TimerKey, BUDGET, PIN_NONE, PIN_PENDING};
 use crate::signal;
 use crate::stack::{Pool, SlotStack};
 use corosensei::{Coroutine, CoroutineResult, Yielder};
@@ -983,6 +983,7 @@ where
                 unwinding: Cell::new(false),
                 live: Cell::new(true),
                 timer: Cell::new(None),
+                budget: Cell::new(BUDGET),
                 slot,
             },
         );

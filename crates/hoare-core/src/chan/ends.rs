@@ -8,6 +8,7 @@ use super::error::{
     TrySendError,
 };
 use super::raw::{RawChan, Wait};
+use crate::park;
 use crate::sync::Arc;
 use std::fmt;
 use std::marker::PhantomData;
@@ -146,12 +147,18 @@ impl<T, S: Sharing> Sender<T, S> {
 
     /// Sends `value` only if that needs no waiting: a receiver is waiting
     /// (rendezvous) or the buffer has room.
+    ///
+    /// A failure is a poll that found nothing: it spends the process's
+    /// [cooperative budget](crate::park#the-cooperative-budget), so a loop of
+    /// failing `try_send`s yields to other processes now and then.
     pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
-        match self.chan.send(value, Wait::Try) {
-            Ok(()) => Ok(()),
-            Err(SendFail::Poisoned(v)) => Err(TrySendError::Poisoned(v)),
-            Err(SendFail::Full(v) | SendFail::Timeout(v)) => Err(TrySendError::Full(v)),
-        }
+        let e = match self.chan.send(value, Wait::Try) {
+            Ok(()) => return Ok(()),
+            Err(SendFail::Poisoned(v)) => TrySendError::Poisoned(v),
+            Err(SendFail::Full(v) | SendFail::Timeout(v)) => TrySendError::Full(v),
+        };
+        park::spend_budget();
+        Err(e)
     }
 
     /// Like [`send`](Self::send), giving up after `timeout`. A timed-out send has
@@ -224,11 +231,12 @@ impl<T, S: Sharing> Receiver<T, S> {
     }
 
     /// Receives a value if one is there without waiting.
+    ///
+    /// A failure spends the process's
+    /// [cooperative budget](crate::park#the-cooperative-budget), so a polling loop
+    /// yields to other processes now and then.
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
-        self.chan.recv(Wait::Try).map_err(|e| match e {
-            RecvFail::Poisoned => TryRecvError::Poisoned,
-            RecvFail::Empty | RecvFail::Timeout => TryRecvError::Empty,
-        })
+        self.chan.recv(Wait::Try).map_err(try_recv_failed)
     }
 
     /// Like [`recv`](Self::recv), giving up after `timeout`.
@@ -279,12 +287,10 @@ impl<T, S: Sharing> Receiver<T, S> {
             .map_err(map_timeout)
     }
 
-    /// Extended rendezvous only if a value is there without waiting.
+    /// Extended rendezvous only if a value is there without waiting. A failure
+    /// spends the budget as [`try_recv`](Self::try_recv)'s does.
     pub fn try_recv_with<R>(&self, f: impl FnOnce(T) -> R) -> Result<R, TryRecvError> {
-        self.chan.recv_with(f, Wait::Try).map_err(|e| match e {
-            RecvFail::Poisoned => TryRecvError::Poisoned,
-            RecvFail::Empty | RecvFail::Timeout => TryRecvError::Empty,
-        })
+        self.chan.recv_with(f, Wait::Try).map_err(try_recv_failed)
     }
 
     /// An iterator that receives until the channel is poisoned.
@@ -359,6 +365,16 @@ impl<T, S: Sharing> Receiver<T, S> {
     /// [`select`](super::select)).
     pub fn raw(&self) -> &RawChan<T> {
         &self.chan
+    }
+}
+
+/// A `try_recv` that found nothing: spends the budget (see `park::spend_budget`).
+#[cold]
+fn try_recv_failed(e: RecvFail) -> TryRecvError {
+    park::spend_budget();
+    match e {
+        RecvFail::Poisoned => TryRecvError::Poisoned,
+        RecvFail::Empty | RecvFail::Timeout => TryRecvError::Empty,
     }
 }
 
