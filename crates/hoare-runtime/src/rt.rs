@@ -62,23 +62,24 @@ const STUCK: Duration = Duration::from_micros(100);
 const NAP_MIN: Duration = Duration::from_micros(50);
 const NAP_MAX: Duration = Duration::from_micros(500);
 /// After this many processes run in a row from the next slot while others wait
-/// (in the queue or yielded), the oldest waiting one goes first and the next
+/// (in the queue, the pinned queue or yielded), the oldest waiting one goes first and the next
 /// slot's process goes behind it: two processes handing off to each other must
 /// not starve the rest, and each waiting process runs within this many runs per
-/// process ahead of it. (A wake that finds the slot taken ends the streak at
-/// once, see `WorkerLocal::push_next`.) With other workers the streak is cut
-/// much sooner: what that queued process wakes then lengthens the queue, which
-/// thieves take from at once, so a long pipeline spreads over the workers
-/// (measured with the prime sieve, 2 workers, 1000 primes: 22.6 µs per prime
-/// against 30.0 with the long streak). A lone worker keeps a long one (the same
-/// sieve on 1 worker: 29.6 against 37.8 with 32; 256 runs it in the same
+/// process ahead of it. (On a lone worker a wake that finds the slot taken ends
+/// the streak at once, see `WorkerLocal::push_next`.) With other workers the
+/// streak is cut much sooner: what that queued process wakes then lengthens the
+/// queue, which thieves take from at once, so a long pipeline spreads over the
+/// workers (measured with the prime sieve, 2 workers, 1000 primes: 22.6 µs per
+/// prime against 30.0 with the long streak). A lone worker keeps a long one (the
+/// same sieve on 1 worker: 29.6 against 37.8 with 32; 256 runs it in the same
 /// instructions as 1024, and keeps a fair alt over four live writers within 6%
 /// over 10,000 alts, where 1024 lets one pair hand off for 500 alts at a time).
 const MAX_STREAK_SOLO: u32 = 256;
 const MAX_STREAK_SHARED: u32 = 32;
 /// Every this many dispatches (a yield that goes on counts as one) a worker looks
-/// at due timers (its own and other workers'), its pinned queue, the global queue
-/// and its yielded processes first: a due timer waits at most this many dispatches
+/// at due timers (its own and other workers'), the global queue, its yielded
+/// processes and stuck workers first (its pinned queue waits its turn with the
+/// local queue, see `MAX_STREAK_SOLO`): a due timer waits at most this many dispatches
 /// (plus the running process's time slice) however busy the worker is. Between
 /// two such looks the only timer cost is this countdown; at a look, one load of
 /// each worker's earliest deadline, and the clock only if one is set. (Tokio polls
@@ -360,13 +361,18 @@ impl WorkerLocal {
         // SAFETY: a non-null next slot holds a task we just took over.
         self.push_back(unsafe { Task::from_ptr(old) });
         self.notify_queued();
-        // Woken while another waits in the slot (an alt claiming one ready
-        // partner after another, a fan-out): the streak ends, so the displaced
-        // one and the queue go first. Else the one woken last would run first
-        // and, with the process that woke it, hand off on the next slot for a
-        // whole streak while the others wait (seen: a fair alt over four live
-        // writers chose one of them 90% of the time).
-        self.streak.set(self.max_streak);
+        if self.solo {
+            // Woken while another waits in the slot (an alt claiming one ready
+            // partner after another, a fan-out): on a lone worker the streak
+            // ends, so the displaced one and the queue go first. Else the one
+            // woken last runs first and, with the process that woke it, hands
+            // off on the next slot for a whole (long) streak while the others
+            // wait (seen: a fair alt over four live writers chose one of them
+            // 90% of the time). With other workers the streak is short anyway,
+            // and ending it here too made a pipeline (the prime sieve) a
+            // quarter slower, and CommsTime a third.
+            self.streak.set(self.max_streak);
+        }
         true
     }
 
@@ -409,10 +415,12 @@ impl WorkerLocal {
         (!p.is_null()).then(|| unsafe { Task::from_ptr(p) })
     }
 
-    /// Back of this worker's queue (pinned processes to its private pinned queue).
+    /// Back of this worker's queue (pinned processes to its private pinned queue,
+    /// unless this is the only worker: nobody steals then, and one queue keeps
+    /// them in order with the others).
     #[inline]
     fn push_back(&self, t: Task) {
-        if t.proc().pin.get() < PIN_PENDING {
+        if t.proc().pin.get() < PIN_PENDING && !self.solo {
             self.me().pinned.push(t);
         } else {
             self.queue.push(t);
@@ -546,11 +554,7 @@ impl WorkerLocal {
             // slot's process goes behind it (tokio caps its LIFO slot the same
             // way). Two processes handing off to each other so never keep a
             // queued one waiting for more than `max_streak` runs.
-            // SAFETY: `yielded` is only touched by this worker's thread, never
-            // reentrantly.
-            let t = self
-                .pop_queue()
-                .or_else(|| unsafe { (*self.yielded.get()).pop_front() });
+            let t = self.pop_waiting();
             if let Some(t) = t {
                 self.streak.set(0);
                 if let Some(n) = self.take_next(self.index) {
@@ -565,18 +569,24 @@ impl WorkerLocal {
             self.streak.set(streak + 1);
             return Some(t);
         }
-        if let Some(t) = self.pop_queue() {
-            self.streak.set(0);
-            return Some(t);
-        }
-        // SAFETY: `yielded` is only touched by this worker's thread, never reentrantly.
-        if let Some(t) = unsafe { (*self.yielded.get()).pop_front() } {
+        if let Some(t) = self.pop_waiting() {
             self.streak.set(0);
             return Some(t);
         }
         self.run_timers(self.index, true)
-            .or_else(|| self.pop_pinned())
             .or_else(|| self.steal_global())
+    }
+
+    /// The oldest process waiting on this worker: the queue's, then the pinned
+    /// queue's (with other workers; on a lone one pinned processes queue with
+    /// the others, see `push_back`), then the yielded ones.
+    #[inline(always)]
+    fn pop_waiting(&self) -> Option<Task> {
+        self.pop_queue()
+            .or_else(|| self.pop_pinned())
+            // SAFETY: `yielded` is only touched by this worker's thread, never
+            // reentrantly.
+            .or_else(|| unsafe { (*self.yielded.get()).pop_front() })
     }
 
     /// Pops the front of this worker's queue (and counts it emptied, for thieves).
@@ -592,8 +602,11 @@ impl WorkerLocal {
 
     /// What a busy worker looks at every `GLOBAL_CHECK` dispatches, before its
     /// next slot and queue: due timers (its own, and those of workers stuck in a
-    /// long process), its pinned queue, the global queue, and its yielded
-    /// processes (which a queue that never empties would otherwise starve).
+    /// long process), the global queue, its yielded processes (which a queue that
+    /// never empties would otherwise starve), and the work of stuck workers. Not
+    /// its pinned queue: that is served with the local queue when a streak ends
+    /// (taking it here, out of turn, made a fair alt over pinned writers choose
+    /// one of them 95% of the time).
     #[cold]
     #[inline(never)]
     fn periodic(&self) -> Option<Task> {
@@ -608,7 +621,6 @@ impl WorkerLocal {
                 };
                 self.run_timers(v, v == self.index)
             })
-            .or_else(|| self.pop_pinned())
             .or_else(|| self.steal_global())
             .or_else(|| {
                 // Yielded processes go behind the queue as it stands: they wait for
