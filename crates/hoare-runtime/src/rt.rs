@@ -62,28 +62,30 @@ const STUCK: Duration = Duration::from_micros(100);
 const NAP_MIN: Duration = Duration::from_micros(50);
 const NAP_MAX: Duration = Duration::from_micros(500);
 /// After this many processes run in a row from the next slot while others wait
-/// (in the queue, the pinned queue or yielded), the oldest waiting one goes first and the next
-/// slot's process goes behind it: two processes handing off to each other must
-/// not starve the rest, and each waiting process runs within this many runs per
-/// process ahead of it. (On a lone worker a wake that finds the slot taken ends
-/// the streak at once, see `WorkerLocal::push_next`.) With other workers the
-/// streak is cut much sooner: what that queued process wakes then lengthens the
-/// queue, which thieves take from at once, so a long pipeline spreads over the
-/// workers (measured with the prime sieve, 2 workers, 1000 primes: 22.6 µs per
-/// prime against 30.0 with the long streak). A lone worker keeps a long one (the
-/// same sieve on 1 worker: 29.6 against 37.8 with 32; 256 runs it in the same
-/// instructions as 1024, and keeps a fair alt over four live writers within 6%
-/// over 10,000 alts, where 1024 lets one pair hand off for 500 alts at a time).
+/// (in the queue, the pinned queue or yielded), the oldest waiting one goes
+/// first and the next slot's process goes behind it: two processes handing off
+/// to each other must not starve the rest, and each waiting process runs within
+/// this many runs per process ahead of it. (On a lone worker a wake that finds
+/// the slot taken ends the streak at once, see `WorkerLocal::push_next`.) With
+/// other workers the streak is cut much sooner: what that queued process wakes
+/// then lengthens the queue, which thieves take from at once, so a long pipeline
+/// spreads over the workers (measured with the prime sieve, 2 workers, 1000
+/// primes: 22.6 µs per prime against 30.0 with the long streak). A lone worker
+/// keeps a long one (the same sieve on 1 worker: 29.6 against 37.8 with 32; 256
+/// runs it in the same instructions as 1024, and keeps a fair alt over four live
+/// writers within 6% over 10,000 alts, where 1024 lets one pair hand off for
+/// 500 alts at a time).
 const MAX_STREAK_SOLO: u32 = 256;
 const MAX_STREAK_SHARED: u32 = 32;
 /// Every this many dispatches (a yield that goes on counts as one) a worker looks
 /// at due timers (its own and other workers'), the global queue, its yielded
 /// processes and stuck workers first (its pinned queue waits its turn with the
-/// local queue, see `MAX_STREAK_SOLO`): a due timer waits at most this many dispatches
-/// (plus the running process's time slice) however busy the worker is. Between
-/// two such looks the only timer cost is this countdown; at a look, one load of
-/// each worker's earliest deadline, and the clock only if one is set. (Tokio polls
-/// its timer driver every 61 ticks; Go checks timers on every scheduling round.)
+/// local queue, see `MAX_STREAK_SOLO`): a due timer waits at most this many
+/// dispatches (plus the running process's time slice) however busy the worker
+/// is. Between two such looks the only timer cost is this countdown; at a look,
+/// one load of each worker's earliest deadline, and the clock only if one is
+/// set. (Tokio polls its timer driver every 61 ticks; Go checks timers on every
+/// scheduling round.)
 const GLOBAL_CHECK: u32 = 61;
 /// Slots a worker keeps in its local stack cache.
 const LOCAL_SLOTS: usize = 256;
