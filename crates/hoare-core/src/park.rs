@@ -15,6 +15,27 @@
 //!   So an [`Unparker`] is only used while its party is still inside that wait,
 //!   which is what makes it safe for the unparker to be a plain pointer without a
 //!   reference count.
+//!
+//! # The cooperative budget
+//! A process runs until it blocks or yields: nobody preempts it. A loop that
+//! *polls* (`loop { if let Ok(v) = rx.try_recv() { .. } }`) never blocks, so it
+//! would keep its worker for ever, and with it every process queued there and every
+//! timer due there. So every operation that polls and comes back without effect
+//! spends one unit of the running party's budget ([`spend_budget`]); a process whose
+//! budget is spent yields (to the processes queued on its worker and to due timers)
+//! before the operation returns, and starts again with a full budget. (Tokio gives
+//! each task a budget for the same reason.)
+//!
+//! | spends budget (a poll that found nothing) | does not |
+//! |---|---|
+//! | `try_send`, `try_recv`, `try_recv_with` that fail (full, empty, poisoned) | every operation that succeeds at once |
+//! | an alt that chooses `skip`, or a timeout guard that had expired when it began | an alt that finds a ready guard, or waits |
+//! | a timed operation (`recv_timeout`, `send_deadline`, an alt's timeout, a sleep) whose deadline has passed before it waits | blocking `send`/`recv`, barriers, waits that block |
+//!
+//! Any yield refills the budget, so a polling loop that yields by itself never
+//! yields twice. A loop that neither polls nor blocks (pure computation) spends no
+//! budget: it must call `yield_now` now and then to let others run. On a plain OS
+//! thread the budget does nothing (the OS preempts threads).
 
 use crate::sync::{AtomicBool, Ordering};
 use crate::waiter::Waiter;
@@ -85,6 +106,13 @@ pub trait Park {
     /// worker's queue). Default: nothing (a thread has nobody to defer to). An alt
     /// over many channels yields once before it registers on all of them.
     fn yield_now(&self) {}
+
+    /// Spends one unit of this party's cooperative budget: the core calls it (through
+    /// [`spend_budget`]) when an operation polled and came back without effect. A
+    /// process whose budget is spent yields, as [`yield_now`](Park::yield_now) does,
+    /// before the operation returns (see [the module documentation](self)).
+    /// Default: nothing (a thread is preempted by the OS).
+    fn spend_budget(&self) {}
 
     /// Parks like [`park`](Park::park), calling `release(data)` once the party can
     /// no longer be resumed by anyone but its unparker: a process calls it on its
@@ -203,6 +231,25 @@ pub fn with_current<R>(f: impl FnOnce(&dyn Park) -> R) -> R {
         // runs, and it is the caller, so it runs for the whole of `f`.
         Some(p) => f(unsafe { p.as_ref() }),
         None => ThreadParker::with_current(|t| f(t)),
+    }
+}
+
+/// Spends one unit of the running process's cooperative budget: called by every
+/// operation that polled and came back without effect (a failed `try_send` or
+/// `try_recv`, an alt that chose `skip` or an expired timeout, a timed operation
+/// whose deadline had passed). When the budget is spent the process yields before
+/// this returns. On a plain thread it does nothing. See
+/// [the module documentation](self) for the rule.
+///
+/// Called on failure paths only: the operations that succeed (or block) never pay
+/// for it.
+#[inline]
+pub fn spend_budget() {
+    if let Some(p) = current_process() {
+        // SAFETY: as in `with_current`: the installed process is the caller, valid
+        // while it runs. Only the pointer was read from the thread-local, so the
+        // yield this may make (and a move to another worker) is harmless.
+        unsafe { p.as_ref() }.spend_budget();
     }
 }
 

@@ -73,7 +73,9 @@ pub trait Timer {
 }
 
 /// Blocks the current party (a process, or a plain OS thread) until `deadline`.
-/// Returns at once if it has passed, or if the party is
+/// Returns at once if it has passed, after spending the process's
+/// [cooperative budget](crate::park#the-cooperative-budget) (a loop of zero
+/// sleeps yields now and then), or if the party is
 /// [cancelled](crate::park::Park::cancelled).
 ///
 /// Built on the seam's [`Park::park_until`](crate::park::Park::park_until): nobody unparks a sleeping party, so the
@@ -90,16 +92,24 @@ pub fn sleep_until(deadline: Instant) {
             debug_assert!(!consumed, "hoare: a sleeping party was unparked");
         }
         #[cfg(not(loom))]
-        while Instant::now() < deadline {
-            // A cancelled party (the runtime shut down and is unwinding it) does
-            // not sleep.
-            if p.cancelled() {
+        {
+            if Instant::now() >= deadline {
+                // Passed already: a poll (see `park::spend_budget`).
+                p.spend_budget();
                 return;
             }
-            // `true` would mean an unpark token was consumed. Nobody owes a sleeping
-            // party an unpark, so that cannot happen under the waiter protocol; either
-            // way the deadline decides, so loop until it has passed.
-            let _ = p.park_until(deadline, None);
+            while Instant::now() < deadline {
+                // A cancelled party (the runtime shut down and is unwinding it)
+                // does not sleep.
+                if p.cancelled() {
+                    return;
+                }
+                // `true` would mean an unpark token was consumed. Nobody owes a
+                // sleeping party an unpark, so that cannot happen under the waiter
+                // protocol; either way the deadline decides, so loop until it has
+                // passed.
+                let _ = p.park_until(deadline, None);
+            }
         }
     })
 }

@@ -649,6 +649,11 @@ pub fn name() -> Option<String> {
 
 /// Lets other processes run: requeues the caller at the back of its worker's queue.
 /// On a plain thread: `std::thread::yield_now`.
+///
+/// A loop that polls channels needs no explicit yield (failed polls spend a
+/// [cooperative budget](hoare_core::park#the-cooperative-budget) and yield when it
+/// runs out), but a long computation that neither blocks nor polls does: call this
+/// now and then, or the processes queued on its worker, and its due timers, wait.
 // Inlined into the caller: a context switch from inside an extra (non-inlined)
 // call level costs several times more (return-address mispredictions).
 #[inline]

@@ -15,6 +15,15 @@
 //! assert_eq!(sum, 45);
 //! ```
 //!
+//! Scheduling is cooperative: a process runs until it blocks, yields or finishes.
+//! Within that, no runnable process, yielding process or due timer waits
+//! unboundedly while others run: workers look at due timers every few dispatches
+//! however busy they are, two processes handing off to each other cannot keep a
+//! queued one waiting for long, and a process that *polls* (failing `try_recv`s,
+//! alts taking `skip`, zero timeouts) yields by itself now and then (the
+//! [cooperative budget](hoare_core::park#the-cooperative-budget)). A process that
+//! computes for long without any of these must call [`yield_now`] now and then.
+//!
 //! A panic in the root process of [`run`] is re-raised by `run` once the runtime
 //! has shut down; [`try_run`] returns it as a [`ProcessError`] instead.
 

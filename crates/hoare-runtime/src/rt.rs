@@ -1,6 +1,6 @@
 //! Workers, run queues, timers and shutdown.
 
-use crate::proc::{Proc, Req, TimerKey, PIN_NONE, PIN_PENDING};
+use crate::proc::{Proc, Req, TimerKey, BUDGET, PIN_NONE, PIN_PENDING};
 use crate::signal;
 use crate::stack::{Pool, SlotStack};
 use crate::threads::ThreadProcs;
@@ -57,19 +57,38 @@ const SPIN_ROUNDS: usize = 32;
 /// group of communicating processes across cores for every hand-off (Go waits ~3 µs
 /// before stealing a running P's runnext for the same reason).
 const GRACE: Duration = Duration::from_micros(5);
+/// A busy worker takes the waiting work of a worker that has run no process for
+/// this long (see `WorkerLocal::steal_stuck`). Much longer than `GRACE`: a busy
+/// worker has work of its own, and taking a group's processes splits it.
+const STUCK: Duration = Duration::from_micros(100);
 /// First and longest nap of a worker that sleeps lightly, watching such a task.
 const NAP_MIN: Duration = Duration::from_micros(50);
 const NAP_MAX: Duration = Duration::from_micros(500);
-/// After this many processes run in a row from the next slot, a non-empty queue
-/// goes first (two processes handing off to each other must not starve it). With
+/// After this many processes run in a row from the next slot while others wait
+/// (in the queue, the pinned queue or yielded), the oldest waiting one goes
+/// first and the next slot's process goes behind it: two processes handing off
+/// to each other must not starve the rest, and each waiting process runs within
+/// this many runs per process ahead of it. (On a lone worker a wake that finds
+/// the slot taken ends the streak at once, see `WorkerLocal::push_next`.) With
 /// other workers the streak is cut much sooner: what that queued process wakes
 /// then lengthens the queue, which thieves take from at once, so a long pipeline
 /// spreads over the workers (measured with the prime sieve, 2 workers, 1000
 /// primes: 22.6 µs per prime against 30.0 with the long streak). A lone worker
-/// keeps the long one (the same sieve on 1 worker: 29.6 against 37.8).
-const MAX_STREAK_SOLO: u32 = 1024;
+/// keeps a long one (the same sieve on 1 worker: 29.6 against 37.8 with 32; 256
+/// runs it in the same instructions as 1024, and keeps a fair alt over four live
+/// writers within 6% over 10,000 alts, where 1024 lets one pair hand off for
+/// 500 alts at a time).
+const MAX_STREAK_SOLO: u32 = 256;
 const MAX_STREAK_SHARED: u32 = 32;
-/// Every this many runs a worker looks at the global queue first (fairness).
+/// Every this many dispatches (a yield that goes on counts as one) a worker looks
+/// at due timers (its own and other workers'), the global queue, its yielded
+/// processes and stuck workers first (its pinned queue waits its turn with the
+/// local queue, see `MAX_STREAK_SOLO`): a due timer waits at most this many
+/// dispatches (plus the running process's time slice) however busy the worker
+/// is. Between two such looks the only timer cost is this countdown; at a look,
+/// one load of each worker's earliest deadline, and the clock only if one is
+/// set. (Tokio polls its timer driver every 61 ticks; Go checks timers on every
+/// scheduling round.)
 const GLOBAL_CHECK: u32 = 61;
 /// Slots a worker keeps in its local stack cache.
 const LOCAL_SLOTS: usize = 256;
@@ -150,7 +169,9 @@ pub(crate) struct WorkerLocal {
     me: *const WorkerShared,
     queue: Worker<Task>,
     /// Processes that yielded while every other worker was busy: kept private (no
-    /// atomic operation per yield), run after the queue is empty.
+    /// atomic operation per yield), run after the queue is empty, when a streak
+    /// ends (see `MAX_STREAK_SOLO`), or, at the latest, moved behind the queue
+    /// by the next periodic look (see `GLOBAL_CHECK`).
     yielded: UnsafeCell<std::collections::VecDeque<Task>>,
     free: UnsafeCell<Vec<usize>>,
     ids: Cell<(u64, u64)>,
@@ -357,6 +378,18 @@ impl WorkerLocal {
         // SAFETY: a non-null next slot holds a task we just took over.
         self.push_back(unsafe { Task::from_ptr(old) });
         self.notify_queued();
+        if self.solo {
+            // Woken while another waits in the slot (an alt claiming one ready
+            // partner after another, a fan-out): on a lone worker the streak
+            // ends, so the displaced one and the queue go first. Else the one
+            // woken last runs first and, with the process that woke it, hands
+            // off on the next slot for a whole (long) streak while the others
+            // wait (seen: a fair alt over four live writers chose one of them
+            // 90% of the time). With other workers the streak is short anyway,
+            // and ending it here too made a pipeline (the prime sieve) a
+            // quarter slower, and CommsTime a third.
+            self.streak.set(self.max_streak);
+        }
         true
     }
 
@@ -399,10 +432,12 @@ impl WorkerLocal {
         (!p.is_null()).then(|| unsafe { Task::from_ptr(p) })
     }
 
-    /// Back of this worker's queue (pinned processes to its private pinned queue).
+    /// Back of this worker's queue (pinned processes to its private pinned queue,
+    /// unless this is the only worker: nobody steals then, and one queue keeps
+    /// them in order with the others).
     #[inline]
     fn push_back(&self, t: Task) {
-        if t.proc().pin.get() < PIN_PENDING {
+        if t.proc().pin.get() < PIN_PENDING && !self.solo {
             self.me().pinned.push(t);
         } else {
             self.queue.push(t);
@@ -530,41 +565,137 @@ impl WorkerLocal {
     fn find_local(&self) -> Option<Task> {
         // A countdown rather than a modulo: no multiply on the hand-off path.
         let tick = self.tick.get();
-        let due = tick == 0;
-        self.tick.set(if due { GLOBAL_CHECK - 1 } else { tick - 1 });
-        if due {
-            if let Some(t) = self.pop_pinned().or_else(|| self.steal_global()) {
+        if tick == 0 {
+            self.tick.set(GLOBAL_CHECK - 1);
+            // The streak goes on: only serving the queue ends it.
+            if let Some(t) = self.periodic() {
                 return Some(t);
             }
+        } else {
+            self.tick.set(tick - 1);
         }
-        let streak = self.streak.get();
-        let next_first = streak < self.max_streak || self.queue.is_empty();
-        if next_first {
-            if let Some(t) = self.take_next(self.index) {
-                self.streak.set(streak + 1);
+        let mut streak = self.streak.get();
+        if streak >= self.max_streak {
+            // The streak is spent: what waits goes first, in order, and the next
+            // slot's process goes behind it (tokio caps its LIFO slot the same
+            // way). Two processes handing off to each other so never keep a
+            // queued one waiting for more than `max_streak` runs.
+            let t = self.pop_waiting();
+            if let Some(t) = t {
+                self.streak.set(0);
+                if let Some(n) = self.take_next(self.index) {
+                    self.push_back(n);
+                }
                 return Some(t);
             }
+            // Nothing waits: a new streak (and no look at the queue for as long).
+            streak = 0;
         }
-        if let Some(t) = self.queue.pop() {
-            self.streak.set(0);
-            if !self.solo && self.queue.is_empty() {
-                let d = &self.me().drained;
-                d.store(d.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
-            }
+        if let Some(t) = self.take_next(self.index) {
+            self.streak.set(streak + 1);
             return Some(t);
         }
-        if !next_first {
-            if let Some(t) = self.take_next(self.index) {
-                return Some(t);
-            }
-        }
-        // SAFETY: `yielded` is only touched by this worker's thread, never reentrantly.
-        if let Some(t) = unsafe { (*self.yielded.get()).pop_front() } {
+        if let Some(t) = self.pop_waiting() {
+            self.streak.set(0);
             return Some(t);
         }
         self.run_timers(self.index, true)
-            .or_else(|| self.pop_pinned())
             .or_else(|| self.steal_global())
+    }
+
+    /// The oldest process waiting on this worker: the queue's, then the pinned
+    /// queue's (with other workers; on a lone one pinned processes queue with
+    /// the others, see `push_back`), then the yielded ones.
+    #[inline(always)]
+    fn pop_waiting(&self) -> Option<Task> {
+        self.pop_queue()
+            .or_else(|| self.pop_pinned())
+            // SAFETY: `yielded` is only touched by this worker's thread, never
+            // reentrantly.
+            .or_else(|| unsafe { (*self.yielded.get()).pop_front() })
+    }
+
+    /// Pops the front of this worker's queue (and counts it emptied, for thieves).
+    #[inline(always)]
+    fn pop_queue(&self) -> Option<Task> {
+        let t = self.queue.pop()?;
+        if !self.solo && self.queue.is_empty() {
+            let d = &self.me().drained;
+            d.store(d.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+        }
+        Some(t)
+    }
+
+    /// What a busy worker looks at every `GLOBAL_CHECK` dispatches, before its
+    /// next slot and queue: due timers (its own, and those of workers stuck in a
+    /// long process), the global queue, its yielded processes (which a queue that
+    /// never empties would otherwise starve), and the work of stuck workers. Not
+    /// its pinned queue: that is served with the local queue when a streak ends
+    /// (taking it here, out of turn, made a fair alt over pinned writers choose
+    /// one of them 95% of the time).
+    #[cold]
+    #[inline(never)]
+    fn periodic(&self) -> Option<Task> {
+        let n = self.shared().workers.len();
+        // Each worker's `earliest` first (one load; the clock only if one is set).
+        (0..n)
+            .find_map(|k| {
+                let v = if k == 0 {
+                    self.index
+                } else {
+                    (self.index + k) % n
+                };
+                self.run_timers(v, v == self.index)
+            })
+            .or_else(|| self.steal_global())
+            .or_else(|| {
+                // Yielded processes go behind the queue as it stands: they wait for
+                // what is queued now (a yield lets others go first), but no longer
+                // for a queue that never empties.
+                // SAFETY: as in `find_local`.
+                let y = unsafe { &mut *self.yielded.get() };
+                for t in y.drain(..) {
+                    self.push_back(t);
+                }
+                self.steal_stuck()
+            })
+    }
+
+    /// Work waiting on a worker that has dispatched nothing for `STUCK`: its
+    /// thread runs one long process, or the OS does not run it. Only idle workers
+    /// steal otherwise, so with every other worker busy that work would wait for
+    /// its worker however long; a busy worker takes it at its periodic look.
+    fn steal_stuck(&self) -> Option<Task> {
+        let sh = self.shared();
+        let n = sh.workers.len();
+        for k in 1..n {
+            let v = (self.index + k) % n;
+            let ws = &sh.workers[v];
+            if ws.stealer.is_empty() && ws.next.load(Ordering::Relaxed).is_null() {
+                continue;
+            }
+            if !self.stalled_for(v, Watch::Next, STUCK) {
+                continue;
+            }
+            loop {
+                match ws.stealer.steal_batch_and_pop(&self.queue) {
+                    Steal::Success(t) => return Some(t),
+                    Steal::Empty => break,
+                    Steal::Retry => continue,
+                }
+            }
+            if let Some(t) = self.take_next(v) {
+                let pin = t.proc().pin.get();
+                if pin < PIN_PENDING && pin as usize != self.index {
+                    // Pinned there: it can only wait for its worker.
+                    sh.workers[pin as usize].pinned.push(t);
+                    sh.idle.notify_worker(pin as usize);
+                    continue;
+                }
+                return Some(t);
+            }
+        }
+        None
     }
 
     /// Work from other workers: their queues, and their due timers if they are busy.
@@ -630,6 +761,12 @@ impl WorkerLocal {
     /// queue, `v` has not emptied it for `GRACE` (stuck, or more work than it keeps
     /// up with), counted from when this worker first saw the counter at its value.
     fn stalled(&self, v: usize, what: Watch) -> bool {
+        self.stalled_for(v, what, GRACE)
+    }
+
+    /// Whether worker `v`'s counter has not moved for `d` since this worker first
+    /// saw it at its value (see `stalled`).
+    fn stalled_for(&self, v: usize, what: Watch, d: Duration) -> bool {
         let ws = &self.shared().workers[v];
         let now = match what {
             Watch::Next => ws.ticks.load(Ordering::Relaxed),
@@ -638,7 +775,7 @@ impl WorkerLocal {
         // SAFETY: `watch` is only touched by this worker's thread, never reentrantly.
         let w = unsafe { &mut (&mut *self.watch.get())[v][what as usize] };
         match *w {
-            Some((seen, since)) if seen == now => since.elapsed() >= GRACE,
+            Some((seen, since)) if seen == now => since.elapsed() >= d,
             _ => {
                 *w = Some((now, Instant::now()));
                 false
@@ -820,7 +957,18 @@ impl WorkerLocal {
                 }
                 CoroutineResult::Yield(Req::Yield) => {
                     if self.queue.is_empty() && !self.has_other_work() {
-                        continue;
+                        // Alone: go on, but count the yield as a dispatch, so due
+                        // timers and the global queue are still looked at every
+                        // `GLOBAL_CHECK` (through `find_local`, which runs the
+                        // yielder again if they hold nothing).
+                        let tick = self.tick.get();
+                        if tick != 0 {
+                            self.tick.set(tick - 1);
+                            continue;
+                        }
+                        // SAFETY: as in `find_local`.
+                        unsafe { (*self.yielded.get()).push_back(t) };
+                        return;
                     }
                     let sh = self.shared();
                     if sh.idle.others_idle() {
@@ -1056,6 +1204,7 @@ where
                 waiting: Cell::new(ptr::null()),
                 live: Cell::new(true),
                 timer: Cell::new(None),
+                budget: Cell::new(BUDGET),
                 slot,
             },
         );

@@ -93,7 +93,9 @@ pub(crate) fn select_set<S: CaseSet + ?Sized>(cases: &mut S, start: usize) -> us
             }
             Kind::Timeout => {
                 if c.expired() {
+                    // Expired before the alt began: a poll (see `skip`).
                     c.set_chosen();
+                    crate::park::spend_budget();
                     return i;
                 }
                 ntime += 1;
@@ -107,6 +109,9 @@ pub(crate) fn select_set<S: CaseSet + ?Sized>(cases: &mut S, start: usize) -> us
     }
     if let Some(i) = skip {
         cases.case(i).set_chosen();
+        // A poll that found nothing: spends the cooperative budget (a loop over
+        // an alt with `skip` yields now and then, see `park::spend_budget`).
+        crate::park::spend_budget();
         return i;
     }
     if nchan == 0 && nbar == 0 {

@@ -26,6 +26,11 @@
 //! Pass a timer that lives across alts by `&mut` (`after(&mut tick)`): a
 //! `Repeat` is `Copy`, and a copy that fires does not advance the original.
 //!
+//! An alt that chooses `skip`, or a timeout that had expired before the alt began,
+//! has polled: it spends the process's
+//! [cooperative budget](crate::park#the-cooperative-budget), so a loop over such an
+//! alt yields to the other processes (and due timers) of its worker now and then.
+//!
 //! # Policies
 //! * **pri** ([`alt!`](crate::alt!), [`pri_alt!`](crate::pri_alt!),
 //!   [`Alt::select`]): of the ready guards, the first in order is chosen.

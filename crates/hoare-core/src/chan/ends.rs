@@ -9,6 +9,7 @@ use super::error::{
 };
 use super::raw::{RawChan, Wait};
 use super::waitq::Packet;
+use crate::park;
 use crate::sync::Arc;
 use std::fmt;
 use std::marker::PhantomData;
@@ -147,12 +148,19 @@ impl<T, S: Sharing> Sender<T, S> {
 
     /// Sends `value` only if that needs no waiting: a receiver is waiting
     /// (rendezvous) or the buffer has room.
+    ///
+    /// A failure is a poll that found nothing: it spends the process's
+    /// [cooperative budget](crate::park#the-cooperative-budget), so a loop of
+    /// failing `try_send`s yields to other processes now and then.
     #[inline]
     pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
         self.chan
-            .send(Packet::with_value(value), Wait::Try, |why, v| match why {
-                SendFail::Poisoned => TrySendError::Poisoned(v),
-                SendFail::Full | SendFail::Timeout => TrySendError::Full(v),
+            .send(Packet::with_value(value), Wait::Try, |why, v| {
+                park::spend_budget();
+                match why {
+                    SendFail::Poisoned => TrySendError::Poisoned(v),
+                    SendFail::Full | SendFail::Timeout => TrySendError::Full(v),
+                }
             })
     }
 
@@ -230,8 +238,12 @@ impl<T, S: Sharing> Receiver<T, S> {
     }
 
     /// Receives a value if one is there without waiting.
+    ///
+    /// A failure spends the process's
+    /// [cooperative budget](crate::park#the-cooperative-budget), so a polling loop
+    /// yields to other processes now and then.
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
-        self.chan.recv(Wait::Try, map_try)
+        self.chan.recv(Wait::Try, try_recv_failed)
     }
 
     /// Like [`recv`](Self::recv), giving up after `timeout`.
@@ -280,9 +292,10 @@ impl<T, S: Sharing> Receiver<T, S> {
             .recv_with(f, Wait::Until(Some(deadline)), map_timeout)
     }
 
-    /// Extended rendezvous only if a value is there without waiting.
+    /// Extended rendezvous only if a value is there without waiting. A failure
+    /// spends the budget as [`try_recv`](Self::try_recv)'s does.
     pub fn try_recv_with<R>(&self, f: impl FnOnce(T) -> R) -> Result<R, TryRecvError> {
-        self.chan.recv_with(f, Wait::Try, map_try)
+        self.chan.recv_with(f, Wait::Try, try_recv_failed)
     }
 
     /// An iterator that receives until the channel is poisoned.
@@ -360,7 +373,10 @@ impl<T, S: Sharing> Receiver<T, S> {
     }
 }
 
-fn map_try(e: RecvFail) -> TryRecvError {
+/// A `try_recv` that found nothing: spends the budget (see `park::spend_budget`).
+#[cold]
+fn try_recv_failed(e: RecvFail) -> TryRecvError {
+    park::spend_budget();
     match e {
         RecvFail::Poisoned => TryRecvError::Poisoned,
         RecvFail::Empty | RecvFail::Timeout => TryRecvError::Empty,

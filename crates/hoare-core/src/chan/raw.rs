@@ -293,10 +293,16 @@ impl<T> RawChan<T> {
                 drop(g);
                 return Ok(packet.take_full());
             }
-            Selected::Poisoned => return Err(fail(RecvFail::Poisoned)),
+            Selected::Poisoned => {
+                // `fail` may yield (a `try_recv` spends the budget): not under the
+                // lock.
+                drop(g);
+                return Err(fail(RecvFail::Poisoned));
+            }
             Selected::NotReady => {}
         }
         let Wait::Until(deadline) = wait else {
+            drop(g);
             return Err(fail(RecvFail::Empty));
         };
         let pk: *const Packet<T> = &packet;
@@ -343,10 +349,16 @@ impl<T> RawChan<T> {
                 let _release = reserved.map(ReleaseOnDrop);
                 return Ok(f(packet.take_full()));
             }
-            Selected::Poisoned => return Err(fail(RecvFail::Poisoned)),
+            Selected::Poisoned => {
+                // `fail` may yield (a `try_recv` spends the budget): not under the
+                // lock.
+                drop(g);
+                return Err(fail(RecvFail::Poisoned));
+            }
             Selected::NotReady => {}
         }
         let Wait::Until(deadline) = wait else {
+            drop(g);
             return Err(fail(RecvFail::Empty));
         };
         let pk: *const Packet<T> = &packet;
