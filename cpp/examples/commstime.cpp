@@ -16,6 +16,7 @@
 // move constructor (by address: the reader move-constructs it out of the blocked
 // writer inside an extended rendezvous; no allocation, no copy).
 #include <hoare/hoare.hpp>
+#include <hoare/test_hooks.hpp>  // hoare::rust_procs::commstime, for --compare
 
 #include <chrono>
 #include <cstdio>

@@ -1937,39 +1937,4 @@ inline Barrier BarrierEnd::barrier() const {
   return Barrier(ffi::barrier_of(**h_));
 }
 
-// ================================================================== Rust processes
-// Rust processes exported through the bridge (cpp/examples/mixed.cpp). Each spawns
-// a Rust process on the same runtime; it works until its input is poisoned and then
-// poisons its output.
-namespace rust_procs {
-// Doubles every integer.
-inline void doubler(Rx<std::int64_t> in, Tx<std::int64_t> out) {
-  detail::bridge_call(
-      [&] { ffi::rust_doubler(std::move(in).into_rust(), std::move(out).into_rust()); });
-}
-// Upper-cases every string.
-inline void upper(Rx<rust::String> in, Tx<rust::String> out) {
-  detail::bridge_call(
-      [&] { ffi::rust_upper(std::move(in).into_rust(), std::move(out).into_rust()); });
-}
-// Reverses every byte buffer.
-inline void reverse_bytes(Rx<rust::Vec<std::uint8_t>> in, Tx<rust::Vec<std::uint8_t>> out) {
-  detail::bridge_call(
-      [&] { ffi::rust_reverse_bytes(std::move(in).into_rust(), std::move(out).into_rust()); });
-}
-// A Rust process sending 0..n-1, then poison; returns the reading end.
-inline Rx<std::int64_t> counter(std::int64_t n) {
-  return Rx<std::int64_t>::from_rust(detail::bridge_call([&] { return ffi::rust_counter(n); }));
-}
-// CommsTime written in Rust (same network as cpp/examples/commstime.cpp), run in
-// the calling process's runtime; returns ns per communication.
-inline double commstime(std::int64_t iters) {
-  return detail::bridge_call([&] { return ffi::rust_commstime(iters); });
-}
-// Sums integers until poison, in Rust code called from the current process.
-inline std::int64_t sum(Rx<std::int64_t> in) {
-  return detail::bridge_call([&] { return ffi::rust_sum(std::move(in).into_rust()); });
-}
-}  // namespace rust_procs
-
 }  // namespace hoare
