@@ -7,11 +7,12 @@ use super::bridge::{AltGuard, AltKind, AltOutcome, ExcSlot, Status};
 use super::chan::{ChanRx, ChanTx, RxAny, TxAny};
 use super::elem::{wait_ack, ByValue, Carried, RawItem, Unsent};
 use super::guard;
-use super::process::deadline_in;
 use super::recv_set::{build_set, set_pick};
+use super::timer::{TimerHandle, TimerRef};
 use hoare_core::alt::{Alt, Fair, SendKey};
 use hoare_core::chan::{RecvError, SendError};
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 /// A receive guard on `rx` that delivers the value into the C++ storage at `dst`.
 ///
@@ -213,8 +214,16 @@ unsafe fn alt_impl(gs: &[AltGuard], fair: bool, next: usize) -> Result<AltOutcom
                 );
                 unsent.push(u);
             }
+            AltKind::Timeout if g.end != 0 => {
+                // SAFETY: the caller's contract: a live timer that nobody else uses
+                // while the alt runs (hoare::Alt takes it by non-const reference).
+                let t = unsafe { TimerRef::new(g.end as *mut TimerHandle) };
+                alt.timeout(t, || Status::Timeout);
+                unsent.push(Unsent::Nothing);
+            }
             AltKind::Timeout => {
-                alt.timeout(deadline_in(g.timeout_ns), || Status::Timeout);
+                // A duration: an `Egg` of this alt alone.
+                alt.timeout(Duration::from_nanos(g.timeout_ns), || Status::Timeout);
                 unsent.push(Unsent::Nothing);
             }
             AltKind::Skip => {

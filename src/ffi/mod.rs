@@ -20,15 +20,15 @@
 //!   channels of `[u64; N]` (`Elem::Pod*`): no extended rendezvous needed.
 //! * **Native elements** (`i64`, `u64`, `f64`, `String`, `Vec<u8>`) travel in plain
 //!   Rust channels of those types, so a Rust process can hold the other end (see
-//!   [`NativeElem`]). `rust::String` and `rust::Vec<uint8_t>` share Rust's layout, so
+//!   [`NativeElem`](crate::ffi::NativeElem)). `rust::String` and `rust::Vec<uint8_t>` share Rust's layout, so
 //!   the value moves with a bitwise move, without a copy of the bytes.
 //! * **Alternation** is one call (`alt_select`) over a list of guards built in C++;
 //!   an alt of only receive guards on ends of one element type and sharing kind
 //!   takes a fast path (one `RecvAny`-style case set). `RecvSet` is the C++
 //!   `hoare::RecvAny`: the case set built once and selected on many times.
 //!   Scoped forking and request/reply bundles are C++ over `spawn`/`join` and
-//!   channels; barriers and alting barriers are the Rust ones, bridged as opaque
-//!   types (`BarrierHandle`, `AltingBarrier*Handle`).
+//!   channels; barriers, alting barriers and timers are the Rust ones, bridged as
+//!   opaque types (`BarrierHandle`, `AltingBarrier*Handle`, `TimerHandle`).
 //! * **Failures.** Misuse that C++ can commit (a spawn outside a runtime, an alt
 //!   with no enabled guard, a bad channel kind or capacity, ...) is checked here
 //!   before the Rust API would panic, and comes back as `Err` (cxx maps it to
@@ -53,7 +53,8 @@
 //! | `alt` | `alt_select`: an alt over guards C++ describes |
 //! | `recv_set` | `RecvSet`: a receive guard over a fixed set of ends (`hoare::RecvAny`) |
 //! | `barrier`, `alting` | barriers and alting barriers |
-//! | `rust_side` | [`NativeElem`]: C++-held ends to and from Rust channel ends |
+//! | `timer` | the Rust timers (`Egg`, `Repeat`, `Date`) as C++ holds them, and time points across the bridge |
+//! | `rust_side` | [`NativeElem`](crate::ffi::NativeElem): C++-held ends to and from Rust channel ends |
 //! | `test_hooks` | (feature `cxx-test-hooks`) a second bridge: the demo Rust processes and failure hooks of hoare's own C++ tests and examples |
 
 mod backend;
@@ -69,6 +70,7 @@ mod recv_set;
 mod rust_side;
 #[cfg(feature = "cxx-test-hooks")]
 mod test_hooks;
+mod timer;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -80,6 +82,7 @@ pub use elem::RawItem;
 pub use process::ProcHandle;
 pub use recv_set::RecvSet;
 pub use rust_side::NativeElem;
+pub use timer::TimerHandle;
 
 // The implementations of the bridge's Rust functions (cxx calls them as `super::f`).
 use alt::alt_select;
@@ -99,6 +102,11 @@ use process::{
     default_workers, in_process, join, proc_id, proc_name, run, sleep_ns, spawn, yield_now,
 };
 use recv_set::{recv_set_new, recv_set_select};
+use timer::{
+    timer_advance, timer_clone, timer_date, timer_date_after, timer_deadline, timer_egg,
+    timer_expired, timer_fired, timer_next, timer_period, timer_repeat, timer_repeat_from,
+    timer_skip_missed, timer_sleep,
+};
 
 #[cxx::bridge(namespace = "hoare::ffi")]
 #[allow(missing_docs)]
@@ -198,13 +206,14 @@ mod bridge {
         kind: AltKind,
         /// The precondition.
         enabled: bool,
-        /// `*const ChanRx` (receive) or `*const ChanTx` (send).
+        /// `*const ChanRx` (receive), `*const ChanTx` (send), `*mut TimerHandle`
+        /// (timeout; 0: `timeout_ns` from now, as an `Egg`).
         end: usize,
         /// Receive: storage for the value; send: the C++ value to send.
         value: usize,
         /// `*mut ExcSlot` for an exception of a move constructor.
         err: usize,
-        /// Timeout: nanoseconds from now.
+        /// Timeout: nanoseconds from now (when `end` is 0).
         timeout_ns: u64,
     }
 
@@ -242,6 +251,8 @@ mod bridge {
         unsafe fn value_unbox(ops: *const ValueOps, boxed: *mut u8, dst: *mut u8);
         unsafe fn value_drop_box(ops: *const ValueOps, boxed: *mut u8);
         unsafe fn exc_share(from: *mut ExcSlot, to: *mut ExcSlot);
+        /// `std::chrono::steady_clock::now()` in nanoseconds since its epoch.
+        fn steady_now_ns() -> i64;
     }
 
     extern "Rust" {
@@ -347,6 +358,27 @@ mod bridge {
             fair: bool,
             fair_next: usize,
         ) -> Result<AltOutcome>;
+
+        /// A timer of hoare::timer (`hoare::Egg`, `Repeat`, `Date`). Time points
+        /// are nanoseconds of `std::chrono::steady_clock` (its `time_since_epoch`).
+        type TimerHandle;
+        fn timer_egg(period_ns: u64) -> Box<TimerHandle>;
+        fn timer_repeat(period_ns: u64) -> Box<TimerHandle>;
+        fn timer_repeat_from(start: i64, period_ns: u64) -> Box<TimerHandle>;
+        fn timer_date(at: i64) -> Box<TimerHandle>;
+        fn timer_date_after(ns: u64) -> Box<TimerHandle>;
+        fn timer_clone(t: &TimerHandle) -> Box<TimerHandle>;
+        /// The deadline of an operation that starts now.
+        fn timer_deadline(t: &TimerHandle) -> i64;
+        fn timer_fired(t: &mut TimerHandle);
+        fn timer_expired(t: &TimerHandle) -> bool;
+        fn timer_period(t: &TimerHandle) -> u64;
+        /// A `Repeat`'s next tick, a `Date`'s instant (an `Egg`: the deadline of a
+        /// use starting now).
+        fn timer_next(t: &TimerHandle) -> i64;
+        fn timer_advance(t: &mut TimerHandle);
+        fn timer_skip_missed(t: &mut TimerHandle);
+        fn timer_sleep(t: &mut TimerHandle) -> Result<()>;
     }
 }
 

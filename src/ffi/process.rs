@@ -58,7 +58,7 @@ pub(super) fn sleep_ns(ns: u64) -> Result<(), String> {
 
 /// The instant `ns` nanoseconds from now (at most `FAR_FUTURE` ahead: a century
 /// is "for ever"; C++ saturates longer durations at `u64::MAX` nanoseconds).
-pub(super) fn deadline_in(ns: u64) -> Instant {
+fn deadline_in(ns: u64) -> Instant {
     deadline_after(Duration::from_nanos(ns))
 }
 

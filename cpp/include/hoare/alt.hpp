@@ -120,25 +120,21 @@ class SendGuard final : public AltGuardBase {
   F f_;
 };
 
+// A timeout guard on a timer type of the caller's own (anything with deadline() and
+// fired()): asked for its deadline when the alt starts, told when it fired. (The
+// guards on hoare's timers and on durations are the Rust alt's own.)
 template <class Timer, class F>
 class TimeoutGuard final : public AltGuardBase {
  public:
-  TimeoutGuard(Timer t, F f) : t_(std::move(t)), f_(std::move(f)) {}
-  std::uint64_t start_ns() override { return until_ns(timer().deadline()); }
+  TimeoutGuard(Timer* t, F f) : t_(t), f_(std::move(f)) {}
+  std::uint64_t start_ns() override { return until_ns(t_->deadline()); }
   void fire(std::size_t, ffi::Status) override {
-    timer().fired();
+    t_->fired();
     f_();
   }
 
  private:
-  auto& timer() {
-    if constexpr (std::is_pointer_v<Timer>) {
-      return *t_;
-    } else {
-      return t_;
-    }
-  }
-  Timer t_;
+  Timer* t_;
   F f_;
 };
 
@@ -214,7 +210,8 @@ class Alt {
   }
 
   // A timeout guard on a timer kept across alts (Egg, Repeat, Date: by reference,
-  // so that a Repeat advances when it fires) ...
+  // so that a Repeat advances when it fires; or any type with deadline() and
+  // fired()) ...
   template <class Timer, class F = detail::Ignore,
             class = decltype(std::declval<Timer&>().deadline(), std::declval<Timer&>().fired())>
   Alt& timeout(Timer& timer, F f = {}) {
@@ -223,9 +220,16 @@ class Alt {
   template <class Timer, class F = detail::Ignore,
             class = decltype(std::declval<Timer&>().deadline(), std::declval<Timer&>().fired())>
   Alt& timeout_if(bool cond, Timer& timer, F f = {}) {
-    add(ffi::AltKind::Timeout, cond, 0, 0, 0, 0);
-    guards_.push_back(std::make_unique<detail::TimeoutGuard<Timer*, F>>(&timer, std::move(f)));
-    timeouts_.push_back(entries_.size() - 1);
+    if constexpr (detail::is_hoare_timer<Timer>) {
+      // The Rust timer itself: the Rust alt asks its deadline and reports the firing.
+      auto addr = reinterpret_cast<std::uintptr_t>(&timer.handle());
+      add(ffi::AltKind::Timeout, cond, addr, 0, 0, 0);
+      guards_.push_back(std::make_unique<detail::SkipGuard<F>>(std::move(f)));
+    } else {
+      add(ffi::AltKind::Timeout, cond, 0, 0, 0, 0);
+      guards_.push_back(std::make_unique<detail::TimeoutGuard<Timer, F>>(&timer, std::move(f)));
+      timeouts_.push_back(entries_.size() - 1);
+    }
     return *this;
   }
   // ... or a relative timeout.
@@ -235,9 +239,10 @@ class Alt {
   }
   template <class Rep, class Period, class F = detail::Ignore>
   Alt& timeout_if(bool cond, std::chrono::duration<Rep, Period> d, F f = {}) {
-    add(ffi::AltKind::Timeout, cond, 0, 0, 0, 0);
-    guards_.push_back(std::make_unique<detail::TimeoutGuard<Egg, F>>(Egg(d), std::move(f)));
-    timeouts_.push_back(entries_.size() - 1);
+    // An Egg of this alt alone, without a timer object: the Rust alt times out `d`
+    // after it starts.
+    add(ffi::AltKind::Timeout, cond, 0, 0, 0, detail::to_ns(d));
+    guards_.push_back(std::make_unique<detail::SkipGuard<F>>(std::move(f)));
     return *this;
   }
 
