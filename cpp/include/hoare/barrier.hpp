@@ -80,7 +80,6 @@ inline Barrier BarrierEnd::barrier() const {
   return Barrier(ffi::barrier_of(**h_));
 }
 
-
 class AltingBarrier;
 
 // One enrolled end of an alting barrier: a barrier that can be a guard of

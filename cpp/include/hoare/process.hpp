@@ -248,7 +248,6 @@ inline std::unique_ptr<ffi::Task> join_process(rust::Box<ffi::ProcHandle> h) {
 }
 }  // namespace detail
 
-
 // A spawned process. join() returns its result or rethrows its exception. A handle
 // destroyed without join() detaches the process (it keeps running), as in Rust; if
 // an exception ends a process nobody joins, it is reported (on stderr by default,

@@ -36,7 +36,8 @@ inline std::int64_t steady_ns(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
 inline Clock::time_point from_steady_ns(std::int64_t ns) {
-  return Clock::time_point(std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(ns)));
+  return Clock::time_point(
+      std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(ns)));
 }
 // A period the bridge reports (unsigned nanoseconds), saturated at the clock's end.
 inline Clock::duration from_period_ns(std::uint64_t ns) {
