@@ -20,8 +20,9 @@
 //!   channels of `[u64; N]` (`Elem::Pod*`): no extended rendezvous needed.
 //! * **Native elements** (`i64`, `u64`, `f64`, `String`, `Vec<u8>`) travel in plain
 //!   Rust channels of those types, so a Rust process can hold the other end (see
-//!   [`NativeElem`](crate::ffi::NativeElem)). `rust::String` and `rust::Vec<uint8_t>` share Rust's layout, so
-//!   the value moves with a bitwise move, without a copy of the bytes.
+//!   [`NativeElem`](crate::ffi::NativeElem)). `rust::String` and `rust::Vec<uint8_t>`
+//!   share Rust's layout, so the value moves with a bitwise move, without a copy of
+//!   the bytes.
 //! * **Alternation** is one call (`alt_select`) over a list of guards built in C++;
 //!   an alt of only receive guards on ends of one element type and sharing kind
 //!   takes a fast path (one `RecvAny`-style case set). `RecvSet` is the C++
