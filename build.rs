@@ -6,7 +6,12 @@
 //! built with `cargo rustc --crate-type staticlib`), and the generated headers
 //! (`hoare/src/ffi/mod.rs.h`, `rust/cxx.h`) are copied to
 //! `<target>/<profile>/hoare-cxx/include`, a path that does not depend on a hash,
-//! for CMake to put on the include path.
+//! for CMake to put on the include path. With `cxx-test-hooks`
+//! (`CARGO_FEATURE_CXX_TEST_HOOKS`) the second bridge, `src/ffi/test_hooks.rs`, is
+//! built too and its header `hoare/src/ffi/test_hooks.rs.h` copied alongside. (One
+//! target directory may hold both builds, cargo keeping one artifact per feature
+//! set, so the header may be there for a library built without the hooks: code
+//! that calls them then fails to link, not to compile.)
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
@@ -25,12 +30,19 @@ mod cxx_bridge {
     pub fn build() {
         let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap());
         let include = manifest.join("cpp/include");
-        cxx_build::bridge("src/ffi/mod.rs")
+        let hooks = std::env::var_os("CARGO_FEATURE_CXX_TEST_HOOKS").is_some();
+        let mut bridges = vec!["src/ffi/mod.rs"];
+        if hooks {
+            bridges.push("src/ffi/test_hooks.rs");
+        }
+        cxx_build::bridges(&bridges)
             .include(&include)
             .std("c++17")
             .flag_if_supported("-Wno-unused-parameter")
             .compile("hoare-cxxbridge");
-        println!("cargo:rerun-if-changed=src/ffi/mod.rs");
+        for b in &bridges {
+            println!("cargo:rerun-if-changed={b}");
+        }
         println!("cargo:rerun-if-changed=cpp/include/hoare/bridge.hpp");
 
         // Copy the generated headers to a stable place next to the library.

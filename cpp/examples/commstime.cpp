@@ -1,4 +1,5 @@
-// CommsTime (seed 000 §3.1.1; the Go/Rust benches use the same definition):
+// CommsTime (the classic occam/JCSP benchmark; examples/commstime.rs and the Go
+// program in benches/go use the same definition):
 //
 //   prefix --a--> delta --b--> succ --c--> prefix
 //                  delta --d--> consumer
@@ -16,6 +17,7 @@
 // move constructor (by address: the reader move-constructs it out of the blocked
 // writer inside an extended rendezvous; no allocation, no copy).
 #include <hoare/hoare.hpp>
+#include <hoare/test_hooks.hpp>  // hoare::rust_procs::commstime, for --compare
 
 #include <chrono>
 #include <cstdio>

@@ -1,14 +1,20 @@
 // A mixed network: C++ processes and Rust processes on one runtime, connected by
-// channels of integers, strings and byte buffers (SPEC X3).
+// channels of integers, strings and byte buffers (a channel of int64_t, uint64_t,
+// double, rust::String or rust::Vec<uint8_t> is a plain Rust channel, so a Rust
+// process can hold either end: cpp/README.md, "Rust and C++ in one network").
 //
 //   C++ producer --ints--> Rust doubler --ints--> C++ consumer
 //   C++ producer --strings--> Rust upper --strings--> C++ consumer
 //   C++ producer --bytes--> Rust reverse --bytes--> C++ consumer
 //   Rust counter --ints--> C++ (range-for)  and  C++ --ints--> Rust sum
 //
-// The Rust processes are functions of src/ffi/mod.rs exported through the cxx
-// bridge; the channel ends cross the bridge as rust::Box<hoare::ffi::ChanTx/ChanRx>.
+// The Rust processes are functions of src/ffi/test_hooks.rs exported through a cxx
+// bridge of their own (built with the cargo feature cxx-test-hooks, which hoare's
+// CMake build turns on for its examples); the channel ends cross the bridge as
+// rust::Box<hoare::ffi::ChanTx/ChanRx>. Your own Rust processes are exported the
+// same way: see cpp/README.md.
 #include <hoare/hoare.hpp>
+#include <hoare/test_hooks.hpp>
 
 #include <cstdio>
 #include <string>

@@ -1,8 +1,9 @@
-// The dining philosophers (seed 000 §2.6.2), with alternation: each fork is a
-// process that alts between the pick-up channels of its two philosophers, and a
-// security guard lets at most n-1 philosophers sit at once, with a precondition on
-// its "sit down" guard. Each philosopher eats `meals` times; the program checks
-// that every meal was eaten and prints the count per philosopher.
+// The dining philosophers (as in examples/dining_philosophers.rs), with
+// alternation: each fork is a process that alts between the pick-up channels of
+// its two philosophers, and a security guard lets at most n-1 philosophers sit at
+// once, with a precondition on its "sit down" guard. Each philosopher eats `meals`
+// times; the program checks that every meal was eaten and prints the count per
+// philosopher.
 //
 //   philosophers [n] [meals]
 #include <hoare/hoare.hpp>

@@ -1,5 +1,6 @@
 #pragma once
 #include <hoare/hoare.hpp>
+#include <hoare/test_hooks.hpp>
 
 #include <unistd.h>
 

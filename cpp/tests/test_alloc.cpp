@@ -122,3 +122,30 @@ TEST(Alloc, BufferedAllocatesOneBoxPerItem) {
   EXPECT_GE(a, 10000 - 32);
   EXPECT_LE(a, 10000 + 100);
 }
+
+// A timer allocates its Rust timer once, when it is made; using it does not.
+TEST(Alloc, UsingATimerAllocatesNothing) {
+  long a = hoare::run(hoare::RunOptions{1, 256 * 1024}, [] {
+    auto [tx, rx] = hoare::channel<int>();
+    hoare::Repeat tick(hoare::Clock::now() - std::chrono::hours(1), std::chrono::microseconds(1));
+    hoare::Egg egg(std::chrono::nanoseconds(0));
+    hoare::Date date(hoare::Clock::now());
+    int x = 0;
+    auto use = [&] {
+      (void)tick.deadline();
+      (void)tick.expired();
+      tick.fired();
+      hoare::this_proc::sleep(tick);  // an expired tick: at once
+      (void)hoare::recv_timed(rx, x, egg);
+      (void)hoare::recv_timed(rx, x, date);
+    };
+    for (int i = 0; i < 100; ++i) use();  // warm up
+    allocations = 0;
+    counting = true;
+    for (int i = 0; i < 1000; ++i) use();
+    counting = false;
+    return allocations.load();
+  });
+  std::printf("timers: %ld allocations for 1000 uses\n", a);
+  EXPECT_EQ(a, 0);
+}

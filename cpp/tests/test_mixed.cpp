@@ -1,5 +1,5 @@
 // C++ and Rust processes on one runtime, connected by channels of integers,
-// strings and byte buffers (SPEC X3).
+// strings and byte buffers (cpp/README.md, "Rust and C++ in one network").
 #include <gtest/gtest.h>
 
 #include <string>

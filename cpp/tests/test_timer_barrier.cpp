@@ -66,6 +66,51 @@ TEST(Timer, TimedChannelOperations) {
   });
 }
 
+// The C++ timers are the Rust ones: a time point goes to Rust and back unchanged,
+// a copy is a timer of its own, and a moved-from timer refuses to be used.
+TEST(Timer, BridgedTimersKeepTheirTimePoints) {
+  auto t0 = Clock::now();
+  hoare::Date d(t0 + 1h);
+  EXPECT_EQ(d.at(), t0 + 1h);
+  EXPECT_EQ(d.deadline(), t0 + 1h);
+  EXPECT_FALSE(d.expired());
+  EXPECT_TRUE(hoare::Date(t0 - 1h).expired());
+  hoare::Repeat r(t0, 7ms);
+  hoare::Repeat copy = r;
+  r.fired();
+  EXPECT_EQ(r.next_tick(), t0 + 14ms);
+  EXPECT_EQ(copy.next_tick(), t0 + 7ms);
+  EXPECT_EQ(r.period(), 7ms);
+  EXPECT_EQ(hoare::Egg(3ms).period(), 3ms);
+  hoare::Egg moved(1ms);
+  hoare::Egg to(std::move(moved));
+  EXPECT_THROW(moved.deadline(), hoare::Error);
+  EXPECT_FALSE(to.expired());
+}
+
+// Alt timeouts and sleeps also take a timer type of the caller's own.
+TEST(Timer, AltTakesAUserTimer) {
+  struct Every {
+    Clock::time_point next;
+    int fired_count = 0;
+    Clock::time_point deadline() const { return next; }
+    void fired() {
+      ++fired_count;
+      next += 1ms;
+    }
+  };
+  in_runtime([] {
+    auto [tx, rx] = hoare::channel<int>();
+    Every t{Clock::now() + 1ms};
+    auto first = t.next;
+    for (int k = 0; k < 3; ++k) hoare::Alt().recv(rx).timeout(t).select();
+    EXPECT_EQ(t.fired_count, 3);
+    EXPECT_EQ(t.next, first + 3ms);
+    hoare::this_proc::sleep(t);
+    EXPECT_EQ(t.fired_count, 4);
+  });
+}
+
 TEST(Barrier, SyncsRounds) {
   in_runtime([] {
     hoare::Barrier b;

@@ -76,6 +76,7 @@ pub fn need_runtime() -> Result<(), String> {
 }
 
 /// Spawns a process in the caller's runtime (an error outside one).
+#[cfg(feature = "cxx-test-hooks")]
 pub fn spawn<R: Send + 'static>(
     pinned: bool,
     stack: usize,

@@ -8,6 +8,7 @@
 // Rust call has returned.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -70,6 +71,14 @@ inline void value_drop_box(const ValueOps* ops, std::uint8_t* box) noexcept {
 // that threw in the receiver fails the sender's operation too.
 inline void exc_share(ExcSlot* from, ExcSlot* to) noexcept {
   to->error = from->error;
+}
+
+// std::chrono::steady_clock::now() in nanoseconds since its epoch: how the Rust side
+// maps C++ time points onto its Instants (src/ffi/timer.rs).
+inline std::int64_t steady_now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace ffi

@@ -73,7 +73,9 @@ impl ProcessError {
         }
     }
 
-    fn from_panic(e: &(dyn Any + Send)) -> Self {
+    /// The error of a process whose body panicked with the payload `e` (its message
+    /// if it is a string).
+    pub fn from_panic(e: &(dyn Any + Send)) -> Self {
         let message = if let Some(s) = e.downcast_ref::<&str>() {
             (*s).to_owned()
         } else if let Some(s) = e.downcast_ref::<String>() {
