@@ -59,6 +59,17 @@ impl<'w, S: Withdraw> Registration<'w, S> {
         &mut self.site
     }
 
+    /// Ends a registration that the party that committed the wait took out
+    /// itself: nothing is left to withdraw and nobody touches the waiter any more
+    /// (a plain channel entry, which its claimer pops from the queue, or poison
+    /// drains). Saves the withdrawal's checks on the hot path; any other way out
+    /// drops the registration.
+    #[inline(always)]
+    pub fn finished(self) {
+        debug_assert!(self.waiter.is_none_or(|w| w.is_done()));
+        std::mem::forget(self);
+    }
+
     /// Withdraws the registration now (what dropping it does) and gives the site
     /// back, for a caller that needs what the site borrowed afterwards.
     #[inline]

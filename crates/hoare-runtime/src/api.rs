@@ -10,17 +10,20 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Default usable stack size of a process: 256 KiB.
+/// Default usable stack size of a process: 128 KiB.
 ///
 /// Only the pages a process touches cost memory: a blocked process that never
 /// went deep costs one resident 4 KiB page whatever the size (its header shares
 /// the top page of its stack), plus its share of the page tables that map its
 /// slot, which grows with the size. Measured with `examples/spawn` (100,000 and
 /// 1,000,000 blocked processes, 1 worker): 4,165 bytes resident per process at
-/// 64 KiB and at 256 KiB alike; page tables 143 bytes per process at 64 KiB, 529 at
-/// 256 KiB (2,069 at 1 MiB); spawn and join CPU time the same within noise up to
-/// 256 KiB (+15% system time at 1 MiB). Address space: 264 KiB per process
-/// (guard page, stack, header page).
+/// 64 KiB and at 256 KiB alike; page tables 143 bytes per process at 64 KiB, 273 at
+/// 128 KiB, 529 at 256 KiB (2,069 at 1 MiB); spawn and join CPU time the same
+/// within noise up to 256 KiB (+15% system time at 1 MiB). Address space: 136 KiB
+/// per process (guard page, stack, header page). Larger stacks spread a network's
+/// stack tops over more page tables: the 503-process ring ran about 10% slower
+/// with 256 KiB stacks than with 64 KiB (more misses in the TLB and the caches of
+/// the page walk), 4% with 128 KiB.
 ///
 /// # Large values
 /// Channel operations move a value by pointer, once into the channel and once
@@ -28,16 +31,16 @@ use std::time::{Duration, Instant};
 /// `Result` it returns (which gives the value back on failure), a receive one
 /// besides the caller's `Result`, and an alt's receive guard (or `recv_any`) one
 /// more. So in an optimised build a process with the default stack can send and
-/// receive values of up to **48 KiB** by every operation (`send`/`recv`, their
+/// receive values of up to **32 KiB** by every operation (`send`/`recv`, their
 /// `try_`, `_timeout` and `_deadline` forms, `recv_with`,
 /// [`alt!`](hoare_core::alt!) and [`Alt`](hoare_core::alt::Alt) guards,
 /// `recv_any`) on every kind of channel, with room left for a few copies in its
 /// own code (a value it holds, a pattern that binds it, a retry loop): the tests
-/// send and receive 32 KiB and 48 KiB values through each of them. A debug build
-/// copies a value many times more (up to about 20 times through an alt): there,
-/// or for larger values, give the process a larger stack
-/// ([`Builder::stack_size`], [`RuntimeBuilder::stack_size`]) or send a `Box`.
-pub const DEFAULT_STACK_SIZE: usize = 256 * 1024;
+/// send and receive 32 KiB values through each of them. A debug build copies a
+/// value many times more (up to about 20 times through an alt): there, or for
+/// larger values, give the process a larger stack ([`Builder::stack_size`],
+/// [`RuntimeBuilder::stack_size`]) or send a `Box`.
+pub const DEFAULT_STACK_SIZE: usize = 128 * 1024;
 
 /// The largest usable stack size a process (or a runtime's default) may have:
 /// 1 GiB, Go's limit for a goroutine. A larger [`Builder::stack_size`] makes
@@ -355,8 +358,8 @@ impl Builder {
     /// touches cost memory. For a thread process ([`thread`](Self::thread)) it is
     /// the thread's stack size.
     ///
-    /// With the default ([`DEFAULT_STACK_SIZE`], 256 KiB) a process can send
-    /// and receive values of up to 48 KiB by every channel operation (in an
+    /// With the default ([`DEFAULT_STACK_SIZE`], 128 KiB) a process can send
+    /// and receive values of up to 32 KiB by every channel operation (in an
     /// optimised build; see there); one that moves larger values, or recurses
     /// deeply, needs more.
     pub fn stack_size(mut self, bytes: usize) -> Self {

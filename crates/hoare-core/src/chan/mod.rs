@@ -81,8 +81,8 @@
 //! keeps no copy besides the caller's value and the `Result` it returns (which
 //! gives the value back on failure), a receive one besides the caller's
 //! `Result`, and an alt's receive guard one more (its packet). A process of
-//! hoare's runtime with the default stack (256 KiB) can therefore send and receive
-//! values of up to 48 KiB by every operation in an optimised build (see
+//! hoare's runtime with the default stack (128 KiB) can therefore send and receive
+//! values of up to 32 KiB by every operation in an optimised build (see
 //! `hoare::DEFAULT_STACK_SIZE`); for larger ones give it a larger stack, or send a
 //! `Box`.
 

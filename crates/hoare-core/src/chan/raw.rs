@@ -131,7 +131,11 @@ impl<T> RawChan<T> {
                     waiter.wait_as(p, deadline)
                 }
             };
-            drop(reg);
+            match out {
+                // The committer popped the entry (or poison drained the queue).
+                Outcome::Done { .. } => reg.finished(),
+                Outcome::Aborted { .. } => drop(reg),
+            }
             done(out)
         })
     }
