@@ -17,7 +17,7 @@
 //!
 //! Last line: `bench=montecarlo workers=N samples=S tasks=T hits=H ms=X pi=Y`.
 
-#[path = "common/mod.rs"]
+#[path = "../../examples/common/mod.rs"]
 mod common;
 
 use std::time::Instant;

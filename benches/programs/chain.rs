@@ -25,7 +25,7 @@
 //!
 //! Last line: `bench=chain workers=N procs=P iters=K ns_per_elem=X`.
 
-#[path = "common/mod.rs"]
+#[path = "../../examples/common/mod.rs"]
 mod common;
 
 use hoare::one2one;

@@ -25,7 +25,7 @@
 //!
 //! Last line: `bench=mandelbrot workers=N mode=M size=D maxiter=I checksum=C ms=X`.
 
-#[path = "common/mod.rs"]
+#[path = "../../examples/common/mod.rs"]
 mod common;
 
 use hoare::{any2one, one2any};

@@ -24,7 +24,7 @@
 //!
 //! Last line: `bench=primesieve workers=N primes=P last=L us_per_prime=X`.
 
-#[path = "common/mod.rs"]
+#[path = "../../examples/common/mod.rs"]
 mod common;
 
 use hoare::{one2one, Receiver};

@@ -10,7 +10,7 @@
 //! The last line is machine-readable:
 //! `bench=stressedalt workers=N chans=C writers=W ns_per_alt=X`.
 
-#[path = "common/mod.rs"]
+#[path = "../../examples/common/mod.rs"]
 mod common;
 
 use hoare::{alt, Channel, Fair, RecvAny};

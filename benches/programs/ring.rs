@@ -17,7 +17,7 @@
 //!
 //! Last line: `bench=ring workers=N procs=P hops=N last=I ns_per_hop=X`.
 
-#[path = "common/mod.rs"]
+#[path = "../../examples/common/mod.rs"]
 mod common;
 
 use hoare::any2one;
