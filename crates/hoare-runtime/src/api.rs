@@ -1,6 +1,10 @@
 //! The public API: runtimes, spawning, joining, per-process operations.
 
-use crate::rt::{self, Core, Shared, SpawnError, SpawnOpts};
+use crate::context;
+use crate::lifecycle::Core;
+use crate::proc;
+use crate::shared::{Shared, ThreadRt};
+use crate::spawn::{self, SpawnError, SpawnOpts};
 use hoare_core::sched::JoinSlot;
 use std::any::Any;
 use std::fmt;
@@ -446,10 +450,10 @@ impl Builder {
             scope,
         };
         if self.thread {
-            let sh = rt::current_shared().unwrap_or_else(|| no_runtime());
-            let id = rt::fresh_ids(1);
+            let sh = Shared::current().unwrap_or_else(|| no_runtime());
+            let id = proc::fresh_ids(1);
             let handle = JoinHandle { slot, id };
-            if rt::refuses_spawns(&sh, false) {
+            if sh.refuses_spawns(false) {
                 drop((p, fin));
                 return Err(Failed::new(SpawnError::ShutDown, handle));
             }
@@ -484,13 +488,13 @@ impl Builder {
             sh.threads.register(id, self.name.clone(), site);
             let registry = sh.clone();
             let body = move || {
-                rt::THREAD_RT.with(|r| *r.borrow_mut() = Some(sh));
-                THREAD_ID.with(|c| c.set(id));
+                let rt = ThreadRt::enter(sh);
+                context::set_thread_id(id);
                 registry.threads.started(id);
                 let r = catch_unwind(AssertUnwindSafe(|| p.run()));
                 fin.complete(r.map_err(|e| ProcessError::from_panic(&*e)));
                 drop(fin);
-                rt::THREAD_RT.with(|r| r.borrow_mut().take());
+                drop(rt);
                 registry.threads.ended(id);
             };
             let body: Box<dyn FnOnce() + Send + '_> = Box::new(body);
@@ -502,7 +506,7 @@ impl Builder {
             return match b.spawn(body) {
                 Ok(_) => Ok(handle),
                 Err(e) => {
-                    if let Some(sh) = rt::current_shared() {
+                    if let Some(sh) = Shared::current() {
                         sh.threads.ended(id);
                     }
                     let e = io::Error::new(
@@ -519,7 +523,7 @@ impl Builder {
             pinned,
             ..
         } = self;
-        let r = rt::with_shared(|sh| {
+        let r = Shared::with_current(|sh| {
             let opts = SpawnOpts {
                 name: name.map(String::into_boxed_str),
                 stack_size,
@@ -529,12 +533,12 @@ impl Builder {
             };
             // SAFETY: forwarded from our caller.
             unsafe {
-                rt::spawn_raw(opts, move || {
+                spawn::spawn_raw(opts, move || {
                     let r = catch_unwind(AssertUnwindSafe(|| p.run()));
                     match r {
                         Ok(v) => fin.complete(Ok(v)),
                         Err(e) => {
-                            let p = rt::current_proc();
+                            let p = proc::current();
                             if !p.is_null() && (*p).unwinding.get() {
                                 fin.complete(Err(ProcessError::Cancelled));
                                 drop(fin);
@@ -599,24 +603,22 @@ where
     .unwrap_or_else(Failed::handle_or_panic)
 }
 
-std::thread_local! {
-    static THREAD_ID: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
 /// The id of the calling process (a plain thread gets an id of its own on first
 /// use).
 pub fn id() -> u64 {
-    let p = rt::current_proc();
+    let p = proc::current();
     if !p.is_null() {
         // SAFETY: the running process's header is valid while it runs.
         return unsafe { (*p).id };
     }
-    THREAD_ID.with(|c| {
-        if c.get() == 0 {
-            c.set(rt::fresh_ids(1));
+    match context::thread_id() {
+        0 => {
+            let id = proc::fresh_ids(1);
+            context::set_thread_id(id);
+            id
         }
-        c.get()
-    })
+        id => id,
+    }
 }
 
 /// Whether the caller runs as a process of a runtime: a process on a worker, or a
@@ -636,15 +638,15 @@ pub fn id() -> u64 {
 ///     assert!(spawn_blocking(in_process).join().unwrap());
 /// });
 /// ```
-// Never inlined: it reads thread-locals (see `rt::current_proc`).
+// Never inlined: it reads thread-locals (see `context`).
 #[inline(never)]
 pub fn in_process() -> bool {
-    !rt::current_proc().is_null() || rt::THREAD_RT.with(|r| r.borrow().is_some())
+    !proc::current().is_null() || !context::thread_rt().is_null()
 }
 
 /// The name of the calling process (for a thread: the thread's name).
 pub fn name() -> Option<String> {
-    let p = rt::current_proc();
+    let p = proc::current();
     if !p.is_null() {
         // SAFETY: as in `id`.
         return unsafe { (*p).name.as_deref().map(str::to_owned) };
@@ -663,7 +665,7 @@ pub fn name() -> Option<String> {
 // call level costs several times more (return-address mispredictions).
 #[inline]
 pub fn yield_now() {
-    let p = rt::current_proc();
+    let p = proc::current();
     if p.is_null() {
         thread_yield();
     } else {
@@ -908,10 +910,10 @@ impl Runtime {
         // SAFETY: `f` may borrow from the caller: we join the root and, at shutdown,
         // unwind every other process before returning.
         let spawned = unsafe {
-            rt::spawn_raw(opts, move || {
+            spawn::spawn_raw(opts, move || {
                 let r = catch_unwind(AssertUnwindSafe(|| f.run()));
                 if let Err(e) = &r {
-                    let p = rt::current_proc();
+                    let p = proc::current();
                     if !p.is_null() && (*p).unwinding.get() {
                         let e = r.err().expect("err");
                         fin.complete(Err(ProcessError::Cancelled));

@@ -27,12 +27,20 @@
 //! A panic in the root process of [`run`] is re-raised by `run` once the runtime
 //! has shut down; [`try_run`] returns it as a [`ProcessError`] instead.
 
+// Modules in dependency order: each uses only the ones above it.
 mod api;
+mod context;
+mod lifecycle;
 mod proc;
-mod rt;
+mod shared;
 mod signal;
+mod spawn;
 mod stack;
+mod sweep;
+mod sync;
 mod threads;
+mod timers;
+mod worker;
 
 pub use api::{
     default_workers, id, in_process, name, par, par2, par3, par_for, run, scope, sleep_for,
