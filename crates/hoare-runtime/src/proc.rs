@@ -139,6 +139,13 @@ pub(crate) fn current() -> *const Proc {
     context::current_proc().cast()
 }
 
+/// Whether the shutdown sweep is unwinding the process running on this thread.
+pub(crate) fn current_is_unwinding() -> bool {
+    let p = current();
+    // SAFETY: the running process's header is valid while it runs.
+    !p.is_null() && unsafe { (*p).unwinding.get() }
+}
+
 /// Global process id counter (ids are unique across runtimes).
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 

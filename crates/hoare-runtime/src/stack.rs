@@ -271,9 +271,9 @@ impl Pool {
     }
 }
 
-/// The slot size and header offset of stacks with `usable` bytes and a header of
-/// `header` bytes, with checked arithmetic: `InvalidInput` above [`MAX_STACK`].
-fn layout(usable: usize, header: usize) -> io::Result<(usize, usize)> {
+/// Refuses (`InvalidInput`) a usable stack size above [`MAX_STACK`]: a process's,
+/// or a thread process's thread's.
+pub(crate) fn check_size(usable: usize) -> io::Result<()> {
     if usable > MAX_STACK {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -283,6 +283,13 @@ fn layout(usable: usize, header: usize) -> io::Result<(usize, usize)> {
             ),
         ));
     }
+    Ok(())
+}
+
+/// The slot size and header offset of stacks with `usable` bytes and a header of
+/// `header` bytes, with checked arithmetic: `InvalidInput` above [`MAX_STACK`].
+fn layout(usable: usize, header: usize) -> io::Result<(usize, usize)> {
+    check_size(usable)?;
     // No overflow: `usable` ≤ 1 GiB and the header is a process header.
     let usable = usable.max(MIN_STACK).div_ceil(PAGE) * PAGE;
     let header = header.div_ceil(64) * 64;

@@ -1,15 +1,16 @@
 //! Spawning: the [`Builder`] and its options, [`spawn`], [`spawn_blocking`], and
 //! what a failed spawn gives back.
 
-use super::error::{spawn_error, ProcessError};
-use super::join::{ChildCount, Finish, JoinHandle, Process, SlotRef};
+use super::error::spawn_error;
+use super::join::{run_body, ChildCount, Finish, JoinHandle, Process, SlotRef};
 use crate::context;
 use crate::proc;
 use crate::shared::{Shared, ThreadRt};
 use crate::spawn::{self, SpawnError, SpawnOpts};
+use crate::stack;
 use std::io;
 use std::panic::Location;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::ptr;
 
 /// Default usable stack size of a process: 128 KiB.
 ///
@@ -47,7 +48,7 @@ pub const DEFAULT_STACK_SIZE: usize = 128 * 1024;
 /// 1 GiB, Go's limit for a goroutine. A larger [`Builder::stack_size`] makes
 /// [`Builder::spawn`] fail, and a larger [`RuntimeBuilder::stack_size`](crate::RuntimeBuilder::stack_size) makes
 /// [`RuntimeBuilder::build`](crate::RuntimeBuilder::build) fail, with [`io::ErrorKind::InvalidInput`].
-pub const MAX_STACK_SIZE: usize = 1 << 30;
+pub const MAX_STACK_SIZE: usize = stack::MAX_STACK;
 
 fn no_runtime() -> ! {
     panic!("hoare: spawn called outside a runtime (use hoare::run)")
@@ -163,15 +164,16 @@ impl Builder {
     /// Outside a runtime, and where [`try_spawn`](Self::try_spawn) fails (an
     /// absurd stack size, no memory for the stack), with the error's message.
     /// After the runtime has shut down it does not panic: the handle reports
-    /// [`ProcessError::Cancelled`] (a destructor that spawns while the shutdown
+    /// [`ProcessError::Cancelled`](crate::ProcessError::Cancelled) (a destructor that spawns while the shutdown
     /// sweep unwinds its process must not panic).
     #[track_caller]
+    #[inline]
     pub fn spawn<P>(self, p: P) -> JoinHandle<P::Output>
     where
         P: Process + 'static,
     {
         // SAFETY: 'static: nothing borrowed can dangle.
-        match unsafe { self.spawn_unchecked(p, std::ptr::null()) } {
+        match unsafe { self.spawn_unchecked(p, ptr::null()) } {
             Ok(h) => h,
             Err(f) => f.handle_or_panic(),
         }
@@ -196,12 +198,15 @@ impl Builder {
         P: Process + 'static,
     {
         // SAFETY: 'static: nothing borrowed can dangle.
-        unsafe { self.spawn_unchecked(p, std::ptr::null()) }.map_err(|f| f.error)
+        unsafe { self.spawn_unchecked(p, ptr::null()) }.map_err(|f| f.error)
     }
 
+    /// Spawns `p`, counted as a child of `scope` (null: none).
+    ///
     /// # Safety
     /// Everything `p` borrows outlives the process (the scope joins it first).
     #[track_caller]
+    #[inline]
     pub(crate) unsafe fn spawn_unchecked<P: Process>(
         self,
         p: P,
@@ -214,77 +219,13 @@ impl Builder {
             None => Location::caller(),
         };
         let (slot, mine) = SlotRef::pair();
-        let mut fin = Finish {
+        let fin = Finish {
             slot: Some(mine),
             scope,
         };
         if self.thread {
-            let sh = Shared::current().unwrap_or_else(|| no_runtime());
-            let id = proc::fresh_ids(1);
-            let handle = JoinHandle { slot, id };
-            if sh.refuses_spawns(false) {
-                drop((p, fin));
-                return Err(Failed::new(SpawnError::ShutDown, handle));
-            }
-            let mut b = std::thread::Builder::new();
-            if let Some(n) = &self.name {
-                if n.contains('\0') {
-                    drop((p, fin));
-                    let e = io::Error::new(
-                        io::ErrorKind::InvalidInput,
-                        "hoare: a thread process's name may not contain a NUL byte",
-                    );
-                    return Err(Failed::new(SpawnError::Io(e), handle));
-                }
-                b = b.name(n.clone());
-            }
-            if let Some(s) = self.stack_size {
-                if s > MAX_STACK_SIZE {
-                    drop((p, fin));
-                    let e = io::Error::new(
-                        io::ErrorKind::InvalidInput,
-                        format!(
-                            "hoare: a stack of {s} bytes is larger than the largest allowed, \
-                             {MAX_STACK_SIZE} bytes (1 GiB)"
-                        ),
-                    );
-                    return Err(Failed::new(SpawnError::Io(e), handle));
-                }
-                b = b.stack_size(s);
-            }
-            // Counted before its thread exists: a shutdown that begins meanwhile
-            // waits for it too.
-            sh.threads.register(id, self.name.clone(), site);
-            let registry = sh.clone();
-            let body = move || {
-                let rt = ThreadRt::enter(sh);
-                context::set_thread_id(id);
-                registry.threads.started(id);
-                let r = catch_unwind(AssertUnwindSafe(|| p.run()));
-                fin.complete(r.map_err(|e| ProcessError::from_panic(&*e)));
-                drop(fin);
-                drop(rt);
-                registry.threads.ended(id);
-            };
-            let body: Box<dyn FnOnce() + Send + '_> = Box::new(body);
-            // SAFETY: lifetime erased; the caller's contract keeps borrows alive
-            // until the process finishes (the scope waits for `fin`).
-            let body: Box<dyn FnOnce() + Send + 'static> = unsafe { std::mem::transmute(body) };
-            // On failure `spawn` drops `body` (so `fin`: the handle reports
-            // `Cancelled` and a scope is counted down).
-            return match b.spawn(body) {
-                Ok(_) => Ok(handle),
-                Err(e) => {
-                    if let Some(sh) = Shared::current() {
-                        sh.threads.ended(id);
-                    }
-                    let e = io::Error::new(
-                        e.kind(),
-                        format!("hoare: cannot start a thread process: {e}"),
-                    );
-                    Err(Failed::new(SpawnError::Io(e), handle))
-                }
-            };
+            // SAFETY: forwarded from our caller.
+            return unsafe { self.spawn_thread(p, fin, slot, site) };
         }
         let Builder {
             name,
@@ -301,28 +242,87 @@ impl Builder {
                 shared: sh,
             };
             // SAFETY: forwarded from our caller.
-            unsafe {
-                spawn::spawn_raw(opts, move || {
-                    let r = catch_unwind(AssertUnwindSafe(|| p.run()));
-                    match r {
-                        Ok(v) => fin.complete(Ok(v)),
-                        Err(e) => {
-                            let p = proc::current();
-                            if !p.is_null() && (*p).unwinding.get() {
-                                fin.complete(Err(ProcessError::Cancelled));
-                                drop(fin);
-                                resume_unwind(e);
-                            }
-                            fin.complete(Err(ProcessError::from_panic(&*e)));
-                        }
-                    }
-                })
-            }
+            unsafe { spawn::spawn_raw(opts, move || run_body(p, fin)) }
         })
         .unwrap_or_else(|| no_runtime());
         match r {
             Ok(id) => Ok(JoinHandle { slot, id }),
             Err(e) => Err(Failed::new(e, JoinHandle { slot, id: 0 })),
+        }
+    }
+
+    /// Spawns `p` as a thread process: on an OS thread of its own, registered
+    /// with its runtime (whose shutdown cancels its waits and waits for it).
+    ///
+    /// # Safety
+    /// As [`spawn_unchecked`](Self::spawn_unchecked).
+    // Out of line: it costs a thread anyway, and the spawn of a coroutine is lean.
+    #[cold]
+    #[inline(never)]
+    unsafe fn spawn_thread<P: Process>(
+        self,
+        p: P,
+        fin: Finish<P::Output>,
+        slot: SlotRef<P::Output>,
+        site: &'static Location<'static>,
+    ) -> Result<JoinHandle<P::Output>, Failed<P::Output>> {
+        let sh = Shared::current().unwrap_or_else(|| no_runtime());
+        let id = proc::fresh_ids(1);
+        let handle = JoinHandle { slot, id };
+        let mut b = std::thread::Builder::new();
+        let checked = if sh.refuses_spawns(false) {
+            Err(SpawnError::ShutDown)
+        } else if self.name.as_ref().is_some_and(|n| n.contains('\0')) {
+            Err(SpawnError::Io(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "hoare: a thread process's name may not contain a NUL byte",
+            )))
+        } else {
+            self.stack_size
+                .map_or(Ok(()), stack::check_size)
+                .map_err(SpawnError::Io)
+        };
+        if let Err(e) = checked {
+            // `fin` reports `Cancelled` (and counts a scope down) as it goes.
+            drop((p, fin));
+            return Err(Failed::new(e, handle));
+        }
+        if let Some(n) = &self.name {
+            b = b.name(n.clone());
+        }
+        if let Some(s) = self.stack_size {
+            b = b.stack_size(s);
+        }
+        // Counted before its thread exists: a shutdown that begins meanwhile
+        // waits for it too.
+        sh.threads.register(id, self.name, site);
+        let registry = sh.clone();
+        let body = move || {
+            let rt = ThreadRt::enter(sh);
+            context::set_thread_id(id);
+            registry.threads.started(id);
+            run_body(p, fin);
+            drop(rt);
+            registry.threads.ended(id);
+        };
+        let body: Box<dyn FnOnce() + Send + '_> = Box::new(body);
+        // SAFETY: lifetime erased; the caller's contract keeps borrows alive
+        // until the process finishes (the scope waits for `fin`).
+        let body: Box<dyn FnOnce() + Send + 'static> = unsafe { std::mem::transmute(body) };
+        // On failure `spawn` drops `body` (so `fin`: the handle reports
+        // `Cancelled` and a scope is counted down).
+        match b.spawn(body) {
+            Ok(_) => Ok(handle),
+            Err(e) => {
+                if let Some(sh) = Shared::current() {
+                    sh.threads.ended(id);
+                }
+                let e = io::Error::new(
+                    e.kind(),
+                    format!("hoare: cannot start a thread process: {e}"),
+                );
+                Err(Failed::new(SpawnError::Io(e), handle))
+            }
         }
     }
 }
@@ -336,7 +336,7 @@ impl Builder {
 ///
 /// After the runtime has shut down (from a thread process that outlived it, or a
 /// destructor running in the shutdown sweep), `p` is dropped without running and
-/// the handle's [`join`](JoinHandle::join) reports [`ProcessError::Cancelled`], as
+/// the handle's [`join`](JoinHandle::join) reports [`ProcessError::Cancelled`](crate::ProcessError::Cancelled), as
 /// tokio's `spawn` does; [`Builder::spawn`] reports it as an error.
 ///
 /// # Panics
@@ -348,9 +348,7 @@ pub fn spawn<P>(p: P) -> JoinHandle<P::Output>
 where
     P: Process + 'static,
 {
-    // SAFETY: 'static: nothing borrowed can dangle.
-    unsafe { Builder::new().spawn_unchecked(p, std::ptr::null()) }
-        .unwrap_or_else(Failed::handle_or_panic)
+    Builder::new().spawn(p)
 }
 
 /// Runs `f` on its own OS thread as a process of the caller's runtime (for
@@ -363,11 +361,5 @@ pub fn spawn_blocking<P>(p: P) -> JoinHandle<P::Output>
 where
     P: Process + 'static,
 {
-    // SAFETY: 'static: nothing borrowed can dangle.
-    unsafe {
-        Builder::new()
-            .thread(true)
-            .spawn_unchecked(p, std::ptr::null())
-    }
-    .unwrap_or_else(Failed::handle_or_panic)
+    Builder::new().thread(true).spawn(p)
 }

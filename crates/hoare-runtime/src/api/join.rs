@@ -1,11 +1,14 @@
 //! A process's body and its result: the [`Process`] trait, the join slot a
 //! process and its [`JoinHandle`] share, and what completes it when the process
-//! ends (`Finish`), also counting down a scope's children (`ChildCount`).
+//! ends (`run_body` and `Finish`), also counting down a scope's children
+//! (`ChildCount`).
 
 use super::error::ProcessError;
+use crate::proc;
 use hoare_core::sched::JoinSlot;
 use hoare_core::waiter::Waiter;
 use std::fmt;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
@@ -207,5 +210,22 @@ impl<T> Drop for Finish<T> {
             // SAFETY: the scope waits for this count-down before its data goes.
             unsafe { ChildCount::child_done(self.scope) };
         }
+    }
+}
+
+/// The body of every process (a coroutine's, a thread process's, the root of
+/// `Runtime::run`): runs `p` and completes its join slot with the result, or with
+/// the panic that ended it. A process that the shutdown sweep unwinds reports
+/// `Cancelled`, and its unwinding goes on to the base of its stack (where the
+/// sweep's `force_unwind` waits for it).
+pub(crate) fn run_body<P: Process>(p: P, mut fin: Finish<P::Output>) {
+    match catch_unwind(AssertUnwindSafe(|| p.run())) {
+        Ok(v) => fin.complete(Ok(v)),
+        Err(e) if proc::current_is_unwinding() => {
+            fin.complete(Err(ProcessError::Cancelled));
+            drop(fin);
+            resume_unwind(e);
+        }
+        Err(e) => fin.complete(Err(ProcessError::from_panic(&*e))),
     }
 }

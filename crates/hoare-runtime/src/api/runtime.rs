@@ -1,17 +1,15 @@
 //! Runtimes: [`RuntimeBuilder`], [`Runtime`], and [`run`]/[`try_run`], which run a
 //! root process in a new runtime and shut it down when the root returns.
 
-use super::builder::{Failed, DEFAULT_STACK_SIZE};
-use super::error::ProcessError;
-use super::join::{Finish, JoinHandle, Process, SlotRef};
+use super::builder::DEFAULT_STACK_SIZE;
+use super::error::{spawn_error, ProcessError};
+use super::join::{run_body, Finish, Process, SlotRef};
 use crate::lifecycle::Core;
-use crate::proc;
 use crate::shared::Shared;
 use crate::spawn::{self, SpawnOpts};
 use std::fmt;
 use std::io;
 use std::panic::Location;
-use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -229,33 +227,16 @@ impl Runtime {
             shared: &shared,
         };
         let (slot, mine) = SlotRef::<P::Output>::pair();
-        let mut fin = Finish {
+        let fin = Finish {
             slot: Some(mine),
             scope: std::ptr::null(),
         };
         // SAFETY: `f` may borrow from the caller: we join the root and, at shutdown,
         // unwind every other process before returning.
-        let spawned = unsafe {
-            spawn::spawn_raw(opts, move || {
-                let r = catch_unwind(AssertUnwindSafe(|| f.run()));
-                if let Err(e) = &r {
-                    let p = proc::current();
-                    if !p.is_null() && (*p).unwinding.get() {
-                        let e = r.err().expect("err");
-                        fin.complete(Err(ProcessError::Cancelled));
-                        drop(fin);
-                        resume_unwind(e);
-                    }
-                    let _ = e;
-                }
-                fin.complete(r.map_err(|e| ProcessError::from_panic(&*e)));
-            })
-        };
-        if let Err(e) = spawned {
+        if let Err(e) = unsafe { spawn::spawn_raw(opts, move || run_body(f, fin)) } {
             // A fresh runtime's default stack was checked when it started: only
             // the OS can refuse the memory here.
-            let e = Failed::new(e, JoinHandle { slot, id: 0 }).error;
-            panic!("hoare: cannot start the root process: {e}");
+            panic!("hoare: cannot start the root process: {}", spawn_error(e));
         }
         let r = slot.join();
         self.core.shutdown();

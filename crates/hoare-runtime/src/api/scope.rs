@@ -62,13 +62,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         F: FnOnce() -> T + Send + 'scope,
         T: Send + 'scope,
     {
-        let inner = self
-            .spawn_inner(Builder::new(), f)
-            .unwrap_or_else(Failed::handle_or_panic);
-        ScopedJoinHandle {
-            inner,
-            scope: &self.data,
-        }
+        self.spawn_with(Builder::new(), f)
     }
 
     /// [`spawn`](Self::spawn) with [`Builder`] options.
@@ -85,10 +79,7 @@ impl<'scope, 'env> Scope<'scope, 'env> {
             Ok(h) => h,
             Err(f) => f.handle_or_panic(),
         };
-        ScopedJoinHandle {
-            inner,
-            scope: &self.data,
-        }
+        self.handle(inner)
     }
 
     /// [`spawn_with`](Self::spawn_with) that fails as [`Builder::try_spawn`]
@@ -104,10 +95,14 @@ impl<'scope, 'env> Scope<'scope, 'env> {
         T: Send + 'scope,
     {
         let inner = self.spawn_inner(b, f).map_err(|f| f.error)?;
-        Ok(ScopedJoinHandle {
+        Ok(self.handle(inner))
+    }
+
+    fn handle<T>(&'scope self, inner: JoinHandle<T>) -> ScopedJoinHandle<'scope, T> {
+        ScopedJoinHandle {
             inner,
             scope: &self.data,
-        })
+        }
     }
 
     #[track_caller]
