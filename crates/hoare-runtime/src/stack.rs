@@ -14,6 +14,7 @@
 //! would overflow) is refused with [`std::io::ErrorKind::InvalidInput`], and a
 //! failed `mmap` or guard installation comes back as the OS error.
 
+use crate::sync::lock;
 use corosensei::stack::{valgrind::ValgrindStackRegistration, Stack, StackPointer};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -137,7 +138,7 @@ impl Pool {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.inner)
     }
 
     /// Moves `n` free slots into `out`, mapping a new slab when none is free; on

@@ -54,6 +54,15 @@ pub(crate) fn worker_thread(shared: Arc<Shared>, index: usize, queue: Worker<Tas
 }
 
 impl WorkerLocal {
+    /// A searching worker found work: it stops searching, and if it was the last
+    /// searcher wakes another worker, so that other pending work gets one too.
+    fn end_search(&self) {
+        let idle = &self.shared().idle;
+        if idle.end_search() {
+            idle.notify_one();
+        }
+    }
+
     fn find_any(&self) -> Option<Task> {
         self.find_local().or_else(|| self.steal_others())
     }
@@ -71,9 +80,7 @@ impl WorkerLocal {
             if let Some(t) = self.find_local() {
                 if searching {
                     searching = false;
-                    if sh.idle.end_search() {
-                        sh.idle.notify_one();
-                    }
+                    self.end_search();
                 }
                 // SAFETY: we hold the task.
                 unsafe { self.run(t) };
@@ -87,9 +94,7 @@ impl WorkerLocal {
                 for round in 0..SPIN_ROUNDS {
                     if let Some(t) = self.steal_others().or_else(|| self.find_local()) {
                         searching = false;
-                        if sh.idle.end_search() {
-                            sh.idle.notify_one();
-                        }
+                        self.end_search();
                         // SAFETY: we hold the task.
                         unsafe { self.run(t) };
                         continue 'outer;
@@ -108,13 +113,11 @@ impl WorkerLocal {
             self.saw_pending.set(false);
             if let Some(t) = self.find_any() {
                 self.nap.set(NAP_MIN);
-                searching = sh.idle.cancel_sleep(self.index);
-                if searching {
-                    searching = false;
-                    if sh.idle.end_search() {
-                        sh.idle.notify_one();
-                    }
+                // A notifier may have picked this worker to search meanwhile.
+                if sh.idle.cancel_sleep(self.index) {
+                    self.end_search();
                 }
+                searching = false;
                 // SAFETY: we hold the task.
                 unsafe { self.run(t) };
                 continue;

@@ -41,6 +41,14 @@ impl WorkerLocal {
         settle(|| victim.steal_batch_and_pop(&self.queue))
     }
 
+    /// Another worker's next slot. A process pinned elsewhere (to `v`, or a
+    /// third worker) can only wait for its worker: it goes to that worker's pinned
+    /// queue.
+    fn steal_next(&self, v: usize) -> Option<Task> {
+        let t = self.take_next(v)?;
+        self.shared().route_pinned(t, self.index)
+    }
+
     /// Fires worker `w`'s due timers (this worker's, or, with `blocking` false and
     /// only if its lock is free, another's); returns one of the processes woken
     /// to run now, and queues the others.
@@ -79,14 +87,7 @@ impl WorkerLocal {
             if !self.stalled_for(v, Watch::Next, STUCK) {
                 continue;
             }
-            if let Some(t) = self.steal_from(&ws.stealer) {
-                return Some(t);
-            }
-            // Pinned there: it can only wait for its worker.
-            if let Some(t) = self
-                .take_next(v)
-                .and_then(|t| sh.route_pinned(t, self.index))
-            {
+            if let Some(t) = self.steal_from(&ws.stealer).or_else(|| self.steal_next(v)) {
                 return Some(t);
             }
         }
@@ -127,11 +128,7 @@ impl WorkerLocal {
                 self.saw_pending.set(true);
                 continue;
             }
-            // Pinned elsewhere: handed to its worker's pinned queue.
-            if let Some(t) = self
-                .take_next(v)
-                .and_then(|t| sh.route_pinned(t, self.index))
-            {
+            if let Some(t) = self.steal_next(v) {
                 return Some(t);
             }
         }
