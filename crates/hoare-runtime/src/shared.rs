@@ -23,8 +23,9 @@ pub(crate) struct WorkerShared {
     /// soon as that one blocks. Thieves take it only when they find nothing else,
     /// so a worker whose process blocks its OS thread does not strand it.
     pub(crate) next: AtomicPtr<Proc>,
-    /// Processes pinned to this worker, queued by others (and by it, when it has
-    /// others: nobody steals from here).
+    /// Processes pinned to this worker, waiting for it: others queue them here,
+    /// and so does the worker itself unless it is the only one (see
+    /// `WorkerLocal::push_back`). Nobody steals from it.
     pub(crate) pinned: Injector<Task>,
     pub(crate) timers: Timers,
     /// Processes spawned minus processes finished on this worker (only this worker

@@ -1,11 +1,12 @@
 //! One worker's timers: the processes parked in `park_until` on it, by deadline.
 //!
-//! A process arms its timer on the worker it suspended on (`Timers::park_until`);
-//! whichever comes first, its unpark or the deadline, takes it out: the unpark
-//! withdraws the entry (`Timers::cancel`, through the process's `TimerKey`), a
-//! due timer fires it (`Timers::fire_due`, under the same lock, so a process
-//! unparked normally is still alive there). The earliest deadline is kept in an
-//! atomic so that a worker can look at every worker's timers with one load each.
+//! A process's timer is armed by the worker it suspended on (`Timers::park_until`).
+//! Whichever comes first, an unpark or the deadline, takes it out: an unparked
+//! process withdraws its entry on its way out of the wait (`Timers::cancel`,
+//! through its `TimerKey`); a due timer fires it (`Timers::fire_due`, under the
+//! lock that withdrawal waits for, so the process is still alive there). The
+//! earliest deadline is kept in an atomic so that a worker can look at every
+//! worker's timers with one load each.
 
 use crate::proc::{Task, TimerKey};
 use crate::sync::lock;

@@ -41,13 +41,18 @@ use std::ptr;
 /// send and receive 32 KiB values through each of them. A debug build copies a
 /// value many times more (up to about 20 times through an alt): there, or for
 /// larger values, give the process a larger stack ([`Builder::stack_size`],
-/// [`RuntimeBuilder::stack_size`](crate::RuntimeBuilder::stack_size)) or send a `Box`.
+/// [`RuntimeBuilder::stack_size`]) or send a `Box`.
+///
+/// [`RuntimeBuilder::stack_size`]: crate::RuntimeBuilder::stack_size
 pub const DEFAULT_STACK_SIZE: usize = 128 * 1024;
 
 /// The largest usable stack size a process (or a runtime's default) may have:
 /// 1 GiB, Go's limit for a goroutine. A larger [`Builder::stack_size`] makes
-/// [`Builder::spawn`] fail, and a larger [`RuntimeBuilder::stack_size`](crate::RuntimeBuilder::stack_size) makes
-/// [`RuntimeBuilder::build`](crate::RuntimeBuilder::build) fail, with [`io::ErrorKind::InvalidInput`].
+/// [`Builder::spawn`] fail, and a larger [`RuntimeBuilder::stack_size`] makes
+/// [`RuntimeBuilder::build`] fail, with [`io::ErrorKind::InvalidInput`].
+///
+/// [`RuntimeBuilder::stack_size`]: crate::RuntimeBuilder::stack_size
+/// [`RuntimeBuilder::build`]: crate::RuntimeBuilder::build
 pub const MAX_STACK_SIZE: usize = stack::MAX_STACK;
 
 fn no_runtime() -> ! {
@@ -121,7 +126,9 @@ impl Builder {
     pub fn new() -> Self {
         Self::default()
     }
-    /// Names the process (shown by [`name`](crate::name) and in overflow reports).
+    /// Names the process (shown by [`name`] and in overflow reports).
+    ///
+    /// [`name`]: crate::name
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = Some(name.into());
         self
@@ -164,8 +171,10 @@ impl Builder {
     /// Outside a runtime, and where [`try_spawn`](Self::try_spawn) fails (an
     /// absurd stack size, no memory for the stack), with the error's message.
     /// After the runtime has shut down it does not panic: the handle reports
-    /// [`ProcessError::Cancelled`](crate::ProcessError::Cancelled) (a destructor that spawns while the shutdown
+    /// [`ProcessError::Cancelled`] (a destructor that spawns while the shutdown
     /// sweep unwinds its process must not panic).
+    ///
+    /// [`ProcessError::Cancelled`]: crate::ProcessError::Cancelled
     #[track_caller]
     #[inline]
     pub fn spawn<P>(self, p: P) -> JoinHandle<P::Output>
@@ -188,10 +197,12 @@ impl Builder {
     /// * the runtime has shut down (its root returned) and the caller is not one
     ///   of its processes still running on a worker
     ///   ([`Other`](io::ErrorKind::Other)): a thread process that outlived
-    ///   [`Runtime::run`](crate::Runtime::run), or a destructor running during the shutdown sweep.
+    ///   [`Runtime::run`], or a destructor running during the shutdown sweep.
     ///
     /// # Panics
     /// Outside a runtime.
+    ///
+    /// [`Runtime::run`]: crate::Runtime::run
     #[track_caller]
     pub fn try_spawn<P>(self, p: P) -> io::Result<JoinHandle<P::Output>>
     where
@@ -336,13 +347,15 @@ impl Builder {
 ///
 /// After the runtime has shut down (from a thread process that outlived it, or a
 /// destructor running in the shutdown sweep), `p` is dropped without running and
-/// the handle's [`join`](JoinHandle::join) reports [`ProcessError::Cancelled`](crate::ProcessError::Cancelled), as
+/// the handle's [`join`](JoinHandle::join) reports [`ProcessError::Cancelled`], as
 /// tokio's `spawn` does; [`Builder::spawn`] reports it as an error.
 ///
 /// # Panics
 /// Outside a runtime, or if the OS refuses the memory for the process's stack (as
 /// `std::thread::spawn` panics when it cannot start a thread; [`Builder::spawn`]
 /// returns the error instead).
+///
+/// [`ProcessError::Cancelled`]: crate::ProcessError::Cancelled
 #[track_caller]
 pub fn spawn<P>(p: P) -> JoinHandle<P::Output>
 where

@@ -61,8 +61,11 @@ impl RuntimeBuilder {
         self
     }
     /// Default usable stack size of its processes (default
-    /// [`DEFAULT_STACK_SIZE`]; at most [`MAX_STACK_SIZE`](crate::MAX_STACK_SIZE), else
-    /// [`build`](Self::build) fails). See [`Builder::stack_size`](crate::Builder::stack_size).
+    /// [`DEFAULT_STACK_SIZE`]; at most [`MAX_STACK_SIZE`], else
+    /// [`build`](Self::build) fails). See [`Builder::stack_size`].
+    ///
+    /// [`MAX_STACK_SIZE`]: crate::MAX_STACK_SIZE
+    /// [`Builder::stack_size`]: crate::Builder::stack_size
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.stack_size = bytes;
         self
@@ -111,9 +114,11 @@ impl RuntimeBuilder {
 
     /// Starts the workers. Fails with [`InvalidInput`](io::ErrorKind::InvalidInput)
     /// for 0 or more than [`MAX_WORKERS`] workers, a stack size above
-    /// [`MAX_STACK_SIZE`](crate::MAX_STACK_SIZE) or a thread name with a NUL byte, and with the OS error
+    /// [`MAX_STACK_SIZE`] or a thread name with a NUL byte, and with the OS error
     /// if a worker thread cannot be started (the workers already started are then
     /// stopped and joined first).
+    ///
+    /// [`MAX_STACK_SIZE`]: crate::MAX_STACK_SIZE
     pub fn try_build(self) -> io::Result<Runtime> {
         let workers = self.workers.unwrap_or_else(default_workers);
         Ok(Runtime {

@@ -24,8 +24,8 @@ pub fn id() -> u64 {
 }
 
 /// Whether the caller runs as a process of a runtime: a process on a worker, or a
-/// process on an OS thread of its own ([`spawn_blocking`](crate::spawn_blocking), [`Builder::thread`](crate::Builder::thread)).
-/// `false` on a plain OS thread. Where it is `true`, [`spawn`](crate::spawn) has a runtime to
+/// process on an OS thread of its own ([`spawn_blocking`], [`Builder::thread`]).
+/// `false` on a plain OS thread. Where it is `true`, [`spawn`] has a runtime to
 /// spawn into.
 ///
 /// [`hoare_core::park::in_process`] answers a narrower question, whether blocking
@@ -40,6 +40,10 @@ pub fn id() -> u64 {
 ///     assert!(spawn_blocking(in_process).join().unwrap());
 /// });
 /// ```
+///
+/// [`spawn_blocking`]: crate::spawn_blocking
+/// [`Builder::thread`]: crate::Builder::thread
+/// [`spawn`]: crate::spawn
 // Never inlined: it reads thread-locals (see `context`).
 #[inline(never)]
 pub fn in_process() -> bool {

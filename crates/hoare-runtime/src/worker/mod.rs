@@ -47,8 +47,11 @@ pub(crate) struct WorkerLocal {
     /// ends (see `MAX_STREAK_SOLO`), or, at the latest, moved behind the queue
     /// by the next periodic look (see `GLOBAL_CHECK`).
     yielded: UnsafeCell<VecDeque<Task>>,
+    /// Free stack slots of the default pool (see `take_slot`).
     free: UnsafeCell<Vec<usize>>,
+    /// Process ids reserved by this worker: the next one, and the end.
     ids: Cell<(u64, u64)>,
+    /// Dispatches left until the next periodic look (see `GLOBAL_CHECK`).
     tick: Cell<u32>,
     /// Processes run in a row from the next slot, and how many may (see
     /// `MAX_STREAK_*`).

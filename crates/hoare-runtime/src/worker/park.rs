@@ -1,7 +1,7 @@
 //! A process's side of the park/unpark seam (`impl Park for Proc`): what each
 //! wait asks of its worker, the unparker, and where a woken process goes. The
-//! worker's side (arming the timer, the transition to `PARKED` after the switch)
-//! is `WorkerLocal::run_one`.
+//! worker's side (the transition to `PARKED` after the switch, arming a timer)
+//! is `WorkerLocal::run_one` (and `Timers::park_until`).
 
 use super::WorkerLocal;
 use crate::context;
