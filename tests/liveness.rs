@@ -1,6 +1,6 @@
-//! Liveness under load (SPEC R8, issue 10 §2 and issue 17 §1): a due timer, a
-//! yielding process, a queued writer and a sleeper beside polling loops each get a
-//! worker within a bound, however busy the workers are.
+//! Liveness under load (docs/semantics.md#liveness, issue 10 §2 and issue 17 §1):
+//! a due timer, a yielding process, a queued writer and a sleeper beside polling
+//! loops each get a worker within a bound, however busy the workers are.
 //!
 //! Every busy process here gives up after `CAP` on its own, so a starved test
 //! fails (its bound is far below `CAP`) instead of hanging. The bounds are loose
@@ -295,11 +295,12 @@ fn fair_counts(workers: usize) -> [usize; 4] {
     })
 }
 
-/// Issue 10 §2 (SPEC A3): four writers loop on `send`, a reader makes 10,000
-/// fair alts over their channels: each writer is chosen within ±20% of 2,500
-/// times. (The reader and the writer it woke last used to hand off to each other
-/// for up to 1,024 times, 32 with other workers, while the others stayed queued,
-/// not ready: [8968, 3, 3, 1026] on 1 worker, [9666, 101, 101, 132] on 2.)
+/// Issue 10 §2 (fair alts, docs/semantics.md#alternation): four writers loop on
+/// `send`, a reader makes 10,000 fair alts over their channels: each writer is
+/// chosen within ±20% of 2,500 times. (The reader and the writer it woke last
+/// used to hand off to each other for up to 1,024 times, 32 with other workers,
+/// while the others stayed queued, not ready: [8968, 3, 3, 1026] on 1 worker,
+/// [9666, 101, 101, 132] on 2.)
 fn fair_alt_over_live_writers(workers: usize) {
     let counts = fair_counts(workers);
     assert!(

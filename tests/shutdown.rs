@@ -1,5 +1,6 @@
-//! Shutdown (SPEC R9): processes still blocked when the root returns are unwound,
-//! and no wait leaves a registration behind that points into an unwound stack.
+//! Shutdown (docs/semantics.md#shutdown): processes still blocked when the root
+//! returns are unwound, and no wait leaves a registration behind that points into
+//! an unwound stack.
 //!
 //! Each scenario runs in a child process of this test binary, so a crash (the bug
 //! these tests catch is a segfault) fails one test with its signal instead of

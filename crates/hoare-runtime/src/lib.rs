@@ -27,12 +27,35 @@
 //! A panic in the root process of [`run`] is re-raised by `run` once the runtime
 //! has shut down; [`try_run`] returns it as a [`ProcessError`] instead.
 
+// The modules, each using only the ones listed above it (no import cycle):
+//
+// context    every thread-local, each read by an `#[inline(never)]` function; a leaf
+// sync       the poison-tolerant lock
+// stack      pooled, guarded stack slots
+// proc       a process's header, what it asks of its worker, tasks, process ids
+// signal     the stack overflow handler
+// timers     one worker's timers
+// threads    the registry of a runtime's thread processes
+// shared     what a runtime's workers share; pin routing; the caller's runtime
+// worker/    a worker: its queues, stealing, parking and waking, dispatch, its loop
+// spawn      creating a process
+// sweep      the shutdown sweep, which unwinds the processes that did not finish
+// lifecycle  a runtime's start and shutdown
+// api/       the public API
+
 mod api;
+mod context;
+mod lifecycle;
 mod proc;
-mod rt;
+mod shared;
 mod signal;
+mod spawn;
 mod stack;
+mod sweep;
+mod sync;
 mod threads;
+mod timers;
+mod worker;
 
 pub use api::{
     default_workers, id, in_process, name, par, par2, par3, par_for, run, scope, sleep_for,

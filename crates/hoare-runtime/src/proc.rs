@@ -1,17 +1,19 @@
-//! A process: its header (at the top of its own stack slot), its coroutine, and its
-//! implementation of the park/unpark seam.
+//! A process: its header (at the top of its own stack slot), what it asks of its
+//! worker when it suspends, and a task (the right to run it).
+//!
+//! The header's implementation of the park/unpark seam is in `worker/park.rs`:
+//! parking and waking are where a process meets the scheduler.
 
-use crate::rt::{self, Shared, Task};
+use crate::context;
 use crate::stack::{Pool, SlotStack};
 use corosensei::{Coroutine, Yielder};
-use hoare_core::park::{Park, Unparker};
-use hoare_core::registration::{Registration, Withdraw};
 use hoare_core::sched::ProcState;
 use hoare_core::waiter::Waiter;
 use std::cell::{Cell, UnsafeCell};
 use std::mem::MaybeUninit;
 use std::panic::Location;
-use std::ptr;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 /// What a process asks of its worker when it suspends.
@@ -57,7 +59,10 @@ pub(crate) struct Proc {
     pub(crate) state: ProcState,
     pub(crate) coro: UnsafeCell<MaybeUninit<Coro>>,
     pub(crate) yielder: Cell<*const Yielder<(), Req>>,
-    pub(crate) shared: *const Shared,
+    /// The runtime it belongs to (a `Shared`, read through `Proc::shared`). Untyped
+    /// here: the runtime's state is defined above this module, since its queues
+    /// hold processes.
+    pub(crate) shared: *const (),
     pub(crate) pool: *const Pool,
     pub(crate) id: u64,
     /// Depth in the spawn tree (a process spawned by a process is one deeper). The
@@ -87,6 +92,9 @@ pub(crate) struct Proc {
     pub(crate) slot: usize,
 }
 
+/// Size of the process header reserved at the top of each stack slot.
+pub(crate) const HEADER: usize = std::mem::size_of::<Proc>();
+
 impl Proc {
     /// The name for diagnostics.
     pub(crate) fn name_str(&self) -> &str {
@@ -94,7 +102,7 @@ impl Proc {
     }
 
     #[inline(always)]
-    fn suspend(&self, r: Req) {
+    pub(crate) fn suspend(&self, r: Req) {
         let y = self.yielder.get();
         // SAFETY: `yielder` was set when the coroutine started and points into this
         // process's own stack; we are running on that stack now.
@@ -110,7 +118,7 @@ impl Proc {
 
     /// One poll without effect: yields once `BUDGET` of them came without a yield.
     #[inline]
-    fn spend(&self) {
+    pub(crate) fn spend(&self) {
         if self.unwinding.get() {
             // Being unwound by the shutdown sweep: it must not switch away.
             return;
@@ -122,126 +130,52 @@ impl Proc {
             self.yield_now();
         }
     }
-
-    fn cancel_timer(&self) {
-        if let Some(key) = self.timer.take() {
-            // SAFETY: the runtime outlives its live processes.
-            let shared = unsafe { &*self.shared };
-            shared.cancel_timer(key);
-        }
-    }
-
-    /// Consumes the one unpark of a committed wait without suspending (a process
-    /// being unwound by the shutdown sweep runs on the sweeping thread, and must
-    /// not switch away from it). The committer is running: it comes soon.
-    #[cold]
-    fn wait_token_unwinding(&self) {
-        while !self.state.take_token() {
-            std::hint::spin_loop();
-            std::thread::yield_now();
-        }
-    }
-
-    /// The unpark function behind this process's [`Unparker`].
-    unsafe fn unpark_raw(data: *const ()) {
-        let p = data as *const Proc;
-        // SAFETY: the unparker's contract keeps the process inside its wait, so the
-        // header is valid until the transition in `unpark`; when that hands us
-        // ownership (it was parked) nobody else may run or free it until we queue it.
-        unsafe {
-            if (*p).state.unpark() {
-                rt::schedule_woken(Task::from_ptr(p));
-            }
-        }
-    }
 }
 
-/// A process's timer entry, armed by its worker after the process suspended in
-/// `park_until`: withdrawing it cancels the entry unless the timer fired (which
-/// takes the key).
-struct TimerSite<'a>(&'a Proc);
-
-impl Withdraw for TimerSite<'_> {
-    #[inline]
-    fn withdraw(&mut self) -> bool {
-        self.0.cancel_timer();
-        false
-    }
+/// The process running on this thread (null: none). Its header is valid while it
+/// runs; do not keep the reference across a switch.
+#[inline(always)]
+pub(crate) fn current() -> *const Proc {
+    context::current_proc().cast()
 }
 
-impl Park for Proc {
-    fn yield_now(&self) {
-        if !self.unwinding.get() {
-            Proc::yield_now(self);
-        }
-    }
+/// Whether the shutdown sweep is unwinding the process running on this thread.
+pub(crate) fn current_is_unwinding() -> bool {
+    let p = current();
+    // SAFETY: the running process's header is valid while it runs.
+    !p.is_null() && unsafe { (*p).unwinding.get() }
+}
 
-    fn spend_budget(&self) {
-        self.spend();
-    }
+/// Global process id counter (ids are unique across runtimes).
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-    #[inline]
-    fn park(&self, w: &Waiter) {
-        if self.state.take_token() {
-            return;
-        }
-        if self.unwinding.get() {
-            return self.wait_token_unwinding();
-        }
-        self.waiting.set(w);
-        self.suspend(Req::Park);
-        // The worker only resumes us after someone unparked us: no spurious return.
-    }
+/// Reserves `n` consecutive process ids and returns the first.
+pub(crate) fn fresh_ids(n: u64) -> u64 {
+    NEXT_ID.fetch_add(n, Ordering::Relaxed)
+}
 
-    fn park_until(&self, deadline: Instant, w: Option<&Waiter>) -> bool {
-        if self.state.take_token() {
-            return true;
-        }
-        if self.unwinding.get() {
-            return false;
-        }
-        if Instant::now() >= deadline {
-            // A timed wait that expired before it began: a poll. A yield here is
-            // harmless: an unpark that comes meanwhile finds the process running
-            // and stays pending (the caller then finds its wait committed).
-            self.spend();
-            return false;
-        }
-        self.waiting
-            .set(w.map_or(ptr::null(), |w| w as *const Waiter));
-        // The worker arms the timer once we are suspended; this takes the entry
-        // out again on every way out (unparked first, or the stack unwound).
-        let _reg = Registration::without_waiter(TimerSite(self));
-        self.suspend(Req::ParkUntil(deadline));
-        !self.timed_out.replace(false)
-    }
+/// A run-queue entry: the right to run one process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Task(NonNull<Proc>);
 
-    #[inline]
-    unsafe fn park_releasing(
-        &self,
-        release: unsafe fn(*mut ()),
-        data: *mut (),
-        w: &Waiter,
-    ) -> bool {
-        if self.unwinding.get() {
-            // SAFETY: the caller's contract; we do not park at all.
-            unsafe { release(data) };
-            return false;
-        }
-        self.waiting.set(w);
-        // The worker parks us and then calls `release` (see `WorkerLocal::run_one`);
-        // as with `park`, it resumes us only after our one unpark.
-        self.suspend(Req::ParkRelease(release, data));
-        true
-    }
+// SAFETY: a task is a unique right to run a process; whoever holds it may run it on
+// any worker (processes migrate; pinned ones are only queued for their worker).
+unsafe impl Send for Task {}
 
-    fn cancelled(&self) -> bool {
-        self.unwinding.get()
+impl Task {
+    /// # Safety
+    /// `p` must be a live process header the caller has the right to run.
+    pub(crate) unsafe fn from_ptr(p: *const Proc) -> Self {
+        // SAFETY: caller's contract; headers are never null.
+        Task(unsafe { NonNull::new_unchecked(p as *mut Proc) })
     }
-
-    fn unparker(&self) -> Unparker {
-        // SAFETY: `unpark_raw` only touches the header until the CAS that lets the
-        // process observe the unpark, and takes ownership otherwise.
-        unsafe { Unparker::from_raw(self as *const Proc as *const (), Proc::unpark_raw) }
+    pub(crate) fn proc(&self) -> &Proc {
+        // SAFETY: a task's holder owns the process, which is live until it finishes.
+        unsafe { self.0.as_ref() }
+    }
+    /// The header, for the next slot (which holds tasks as pointers) and the
+    /// worker that runs it.
+    pub(crate) fn header(self) -> NonNull<Proc> {
+        self.0
     }
 }

@@ -3,7 +3,7 @@
 //! reports it with `write(2)` and aborts; any other fault goes to the handler that
 //! was installed before (Rust's own, which reports thread stack overflows).
 
-use crate::rt::CURRENT;
+use crate::proc;
 use std::mem::MaybeUninit;
 use std::sync::Once;
 
@@ -118,12 +118,13 @@ impl Buf {
 }
 
 extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
-    // SAFETY: the kernel passes a valid siginfo; CURRENT is a const-initialised
-    // thread-local cell (a plain TLS load), set by this thread's worker to the
-    // process it runs, whose header stays valid while it runs.
+    // SAFETY: the kernel passes a valid siginfo; the current process is a
+    // const-initialised thread-local cell (a plain TLS load, see `context`), set
+    // by this thread's worker to the process it runs, whose header stays valid
+    // while it runs.
     unsafe {
         let addr = (*info).si_addr() as usize;
-        let p = CURRENT.with(|c| c.get());
+        let p = proc::current();
         if !p.is_null() {
             let guard = (*p).slot;
             if addr >= guard && addr < guard + crate::stack::GUARD {

@@ -14,6 +14,7 @@
 //! would overflow) is refused with [`std::io::ErrorKind::InvalidInput`], and a
 //! failed `mmap` or guard installation comes back as the OS error.
 
+use crate::sync::lock;
 use corosensei::stack::{valgrind::ValgrindStackRegistration, Stack, StackPointer};
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -137,7 +138,7 @@ impl Pool {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.inner)
     }
 
     /// Moves `n` free slots into `out`, mapping a new slab when none is free; on
@@ -271,9 +272,9 @@ impl Pool {
     }
 }
 
-/// The slot size and header offset of stacks with `usable` bytes and a header of
-/// `header` bytes, with checked arithmetic: `InvalidInput` above [`MAX_STACK`].
-fn layout(usable: usize, header: usize) -> io::Result<(usize, usize)> {
+/// Refuses (`InvalidInput`) a usable stack size above [`MAX_STACK`]: a process's,
+/// or a thread process's thread's.
+pub(crate) fn check_size(usable: usize) -> io::Result<()> {
     if usable > MAX_STACK {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -283,6 +284,13 @@ fn layout(usable: usize, header: usize) -> io::Result<(usize, usize)> {
             ),
         ));
     }
+    Ok(())
+}
+
+/// The slot size and header offset of stacks with `usable` bytes and a header of
+/// `header` bytes, with checked arithmetic: `InvalidInput` above [`MAX_STACK`].
+fn layout(usable: usize, header: usize) -> io::Result<(usize, usize)> {
+    check_size(usable)?;
     // No overflow: `usable` ≤ 1 GiB and the header is a process header.
     let usable = usable.max(MIN_STACK).div_ceil(PAGE) * PAGE;
     let header = header.div_ceil(64) * 64;

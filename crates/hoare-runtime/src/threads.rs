@@ -2,6 +2,7 @@
 //! runs on an OS thread of its own, and the runtime's shutdown cancels their waits
 //! and waits for them to end.
 
+use crate::sync::lock;
 use hoare_core::park::ThreadParker;
 use std::panic::Location;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -32,7 +33,7 @@ pub(crate) struct ThreadProcs {
 
 impl ThreadProcs {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.state)
     }
 
     /// Counts a thread process about to be started (before its thread exists, so

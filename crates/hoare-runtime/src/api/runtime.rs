@@ -1,0 +1,280 @@
+//! Runtimes: [`RuntimeBuilder`], [`Runtime`], and [`run`]/[`try_run`], which run a
+//! root process in a new runtime and shut it down when the root returns.
+
+use super::builder::DEFAULT_STACK_SIZE;
+use super::error::{spawn_error, ProcessError};
+use super::join::{run_body, Finish, Process, SlotRef};
+use crate::lifecycle::Core;
+use crate::shared::Shared;
+use crate::spawn::{self, SpawnOpts};
+use std::fmt;
+use std::io;
+use std::panic::Location;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The most workers a runtime can have: 65,534 (see
+/// [`hoare_core::sched::MAX_WORKERS`]).
+pub const MAX_WORKERS: usize = hoare_core::sched::MAX_WORKERS;
+
+/// Configures a [`Runtime`].
+///
+/// ```
+/// let rt = hoare_runtime::Runtime::builder().workers(2).stack_size(256 * 1024).try_build()?;
+/// assert_eq!(rt.run(|| 1 + 1), 2);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+///
+/// Bad settings are refused by [`try_build`](Self::try_build) (and make
+/// [`build`](Self::build) panic with the same message):
+///
+/// ```
+/// use hoare_runtime::{Runtime, MAX_WORKERS};
+/// assert!(Runtime::builder().workers(MAX_WORKERS + 1).try_build().is_err());
+/// assert!(Runtime::builder().stack_size(usize::MAX).try_build().is_err());
+/// ```
+#[derive(Debug, Clone)]
+pub struct RuntimeBuilder {
+    workers: Option<usize>,
+    stack_size: usize,
+    thread_name: String,
+    shutdown_timeout: Option<Duration>,
+}
+
+impl Default for RuntimeBuilder {
+    fn default() -> Self {
+        Self {
+            workers: None,
+            stack_size: DEFAULT_STACK_SIZE,
+            thread_name: "hoare-worker".into(),
+            shutdown_timeout: None,
+        }
+    }
+}
+
+impl RuntimeBuilder {
+    /// Number of worker threads: 1 to [`MAX_WORKERS`] (else [`build`](Self::build)
+    /// fails). Default: [`default_workers`] (`HOARE_WORKERS`, else the available
+    /// cores).
+    pub fn workers(mut self, n: usize) -> Self {
+        self.workers = Some(n);
+        self
+    }
+    /// Default usable stack size of its processes (default
+    /// [`DEFAULT_STACK_SIZE`]; at most [`MAX_STACK_SIZE`], else
+    /// [`build`](Self::build) fails). See [`Builder::stack_size`].
+    ///
+    /// [`MAX_STACK_SIZE`]: crate::MAX_STACK_SIZE
+    /// [`Builder::stack_size`]: crate::Builder::stack_size
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = bytes;
+        self
+    }
+    /// Worker threads are named `<name>-<index>` (no NUL byte, else
+    /// [`build`](Self::build) fails).
+    pub fn thread_name(mut self, name: impl Into<String>) -> Self {
+        self.thread_name = name.into();
+        self
+    }
+    /// How long the shutdown (when the root process has returned) waits for
+    /// processes that keep their worker (a computation that never blocks or
+    /// yields: a cooperative runtime cannot preempt it) and for thread processes
+    /// (whose waits it cancels) before it gives up on them: then it reports them,
+    /// leaves them running, and returns without unwinding the other processes
+    /// (whose stacks stay allocated). Default: it waits for ever, and names them on
+    /// stderr after a second.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = hoare_runtime::Runtime::builder()
+    ///     .workers(1)
+    ///     .shutdown_timeout(Duration::from_millis(100))
+    ///     .build();
+    /// rt.run(|| {
+    ///     let _ = hoare_runtime::spawn_blocking(|| loop {
+    ///         std::thread::sleep(Duration::from_secs(1)); // never ends
+    ///     });
+    /// });
+    /// ```
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.shutdown_timeout = Some(timeout);
+        self
+    }
+    /// Starts the workers.
+    ///
+    /// # Panics
+    /// Where [`try_build`](Self::try_build) fails, with the error's message.
+    #[track_caller]
+    pub fn build(self) -> Runtime {
+        match self.try_build() {
+            Ok(rt) => rt,
+            Err(e) => panic!("hoare: cannot start the runtime: {e}"),
+        }
+    }
+
+    /// Starts the workers. Fails with [`InvalidInput`](io::ErrorKind::InvalidInput)
+    /// for 0 or more than [`MAX_WORKERS`] workers, a stack size above
+    /// [`MAX_STACK_SIZE`] or a thread name with a NUL byte, and with the OS error
+    /// if a worker thread cannot be started (the workers already started are then
+    /// stopped and joined first).
+    ///
+    /// [`MAX_STACK_SIZE`]: crate::MAX_STACK_SIZE
+    pub fn try_build(self) -> io::Result<Runtime> {
+        let workers = self.workers.unwrap_or_else(default_workers);
+        Ok(Runtime {
+            core: Core::start(
+                workers,
+                self.stack_size,
+                self.thread_name,
+                self.shutdown_timeout,
+            )?,
+        })
+    }
+}
+
+/// The number of workers a runtime gets by default: `HOARE_WORKERS` if it is set
+/// to a number from 1 to [`MAX_WORKERS`], else the available cores.
+///
+/// Any other value of `HOARE_WORKERS` (`0`, `-1`, `abc`, `100000`) is ignored with
+/// one warning on standard error (once per OS process) and the available cores
+/// are used: a typo in the environment should not stop a program, nor start a
+/// hundred thousand threads. An empty value counts as unset.
+pub fn default_workers() -> usize {
+    let cores = || {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(MAX_WORKERS)
+    };
+    let Ok(v) = std::env::var("HOARE_WORKERS") else {
+        return cores();
+    };
+    let t = v.trim();
+    if t.is_empty() {
+        return cores();
+    }
+    match t.parse::<usize>() {
+        Ok(n) if (1..=MAX_WORKERS).contains(&n) => n,
+        r => {
+            let n = cores();
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| {
+                let why = match r {
+                    Ok(0) => "a runtime needs at least 1 worker".to_owned(),
+                    Ok(_) => format!("a runtime can have at most {MAX_WORKERS} workers"),
+                    Err(_) => "not a number of workers".to_owned(),
+                };
+                eprintln!(
+                    "hoare: warning: ignoring HOARE_WORKERS={v:?} ({why}); using the {n} \
+                     available core(s)"
+                );
+            });
+            n
+        }
+    }
+}
+
+/// An M:N runtime: worker threads running processes.
+///
+/// ```
+/// let rt = hoare_runtime::Runtime::builder().workers(2).build();
+/// assert_eq!(rt.run(|| 1 + 1), 2);
+/// ```
+pub struct Runtime {
+    core: Core,
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime")
+            .field("workers", &self.workers())
+            .finish()
+    }
+}
+
+impl Default for Runtime {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Runtime {
+    /// A runtime with default settings.
+    ///
+    /// # Panics
+    /// If it cannot start (the OS refuses a worker thread); use
+    /// [`Runtime::builder`] to get the error instead.
+    pub fn new() -> Runtime {
+        RuntimeBuilder::default().build()
+    }
+    /// A builder.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+    /// Number of workers.
+    pub fn workers(&self) -> usize {
+        self.core.workers()
+    }
+
+    /// Runs `f` as the root process, waits for it, then shuts down: processes still
+    /// blocked are unwound (their destructors run). Returns `f`'s result or the
+    /// error that ended it.
+    #[track_caller]
+    pub fn try_run<P>(mut self, f: P) -> Result<P::Output, ProcessError>
+    where
+        P: Process,
+    {
+        let shared: Arc<Shared> = self.core.shared.clone();
+        let opts = SpawnOpts {
+            name: Some("main".into()),
+            stack_size: None,
+            pinned: false,
+            site: Location::caller(),
+            shared: &shared,
+        };
+        let (slot, mine) = SlotRef::<P::Output>::pair();
+        let fin = Finish {
+            slot: Some(mine),
+            scope: std::ptr::null(),
+        };
+        // SAFETY: `f` may borrow from the caller: we join the root and, at shutdown,
+        // unwind every other process before returning.
+        if let Err(e) = unsafe { spawn::spawn_raw(opts, move || run_body(f, fin)) } {
+            // A fresh runtime's default stack was checked when it started: only
+            // the OS can refuse the memory here.
+            panic!("hoare: cannot start the root process: {}", spawn_error(e));
+        }
+        let r = slot.join();
+        self.core.shutdown();
+        r
+    }
+
+    /// Like [`try_run`](Self::try_run) but re-raises a panic of the root process.
+    #[track_caller]
+    pub fn run<P>(self, f: P) -> P::Output
+    where
+        P: Process,
+    {
+        match self.try_run(f) {
+            Ok(v) => v,
+            Err(e) => e.resume(),
+        }
+    }
+}
+
+/// Runs `f` as the root process of a new default runtime ([`default_workers`]
+/// workers) and returns its result; a panic in `f` is re-raised here after the
+/// runtime has shut down.
+///
+/// ```
+/// assert_eq!(hoare_runtime::run(|| "done"), "done");
+/// ```
+#[track_caller]
+pub fn run<P: Process>(f: P) -> P::Output {
+    Runtime::new().run(f)
+}
+
+/// [`run`] without re-raising: the root's panic comes back as an error.
+#[track_caller]
+pub fn try_run<P: Process>(f: P) -> Result<P::Output, ProcessError> {
+    Runtime::new().try_run(f)
+}

@@ -1,0 +1,79 @@
+//! The thread-local context: which process runs on this thread, which worker
+//! this thread is, which runtime a thread process belongs to, and the id of a
+//! thread. Every thread-local of the crate lives here.
+//!
+//! **The TLS rule** (DEVELOPERS.md): never keep a thread-local's *address* across
+//! anything that may park, since processes migrate between workers. LLVM takes a
+//! thread-local's address to be constant within one function, so a read inlined
+//! into a function that also switches (directly or through inlined callees) may be
+//! hoisted before the switch and reused after it, on the wrong thread (seen: the
+//! yield loop of benches/runtime.rs hoisted it). So every reader here is
+//! `#[inline(never)]`: each call reads afresh. The writers are called only where
+//! no process runs (a worker's own loop, the shutdown sweep, a thread's start and
+//! end), and may be inlined.
+//!
+//! The slots are untyped: this module is the leaf every other one may use, and
+//! the types they point at are defined above it. Their typed views:
+//! `proc::current`, `WorkerLocal::current`, `Shared::with_current`.
+
+use std::cell::Cell;
+use std::ptr;
+
+std::thread_local! {
+    /// The process (`Proc`) running on this thread right now (null: none). Read by
+    /// the stack overflow handler, so it must stay a plain const-initialised cell.
+    static CURRENT: Cell<*const ()> = const { Cell::new(ptr::null()) };
+    /// The worker (`WorkerLocal`) this thread is (null: not a worker).
+    static WORKER: Cell<*const ()> = const { Cell::new(ptr::null()) };
+    /// For a thread process: its runtime (`Shared`), which the thread process
+    /// keeps alive while it is set (null: not a thread process).
+    static THREAD_RT: Cell<*const ()> = const { Cell::new(ptr::null()) };
+    /// The process id of a plain thread or a thread process (0: none yet).
+    static THREAD_ID: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The process running on this thread (null: none).
+#[inline(never)]
+pub(crate) fn current_proc() -> *const () {
+    CURRENT.with(|c| c.get())
+}
+
+/// Sets the process running on this thread (null: none). Only for the worker's
+/// own stack and the shutdown sweep, around a resume.
+#[inline(always)]
+pub(crate) fn set_current_proc(p: *const ()) {
+    CURRENT.with(|c| c.set(p));
+}
+
+/// The worker this thread is (null: not a worker).
+#[inline(never)]
+pub(crate) fn current_worker() -> *const () {
+    WORKER.with(|c| c.get())
+}
+
+/// Sets the worker this thread is (null: none), at the start and end of its loop.
+pub(crate) fn set_current_worker(w: *const ()) {
+    WORKER.with(|c| c.set(w));
+}
+
+/// The runtime of the thread process on this thread (null: none).
+#[inline(never)]
+pub(crate) fn thread_rt() -> *const () {
+    THREAD_RT.with(|c| c.get())
+}
+
+/// Sets the runtime of the thread process on this thread (null: none).
+pub(crate) fn set_thread_rt(rt: *const ()) {
+    THREAD_RT.with(|c| c.set(rt));
+}
+
+/// This thread's process id (0: none yet).
+#[inline(never)]
+pub(crate) fn thread_id() -> u64 {
+    THREAD_ID.with(|c| c.get())
+}
+
+/// Sets this thread's process id.
+pub(crate) fn set_thread_id(id: u64) {
+    THREAD_ID.with(|c| c.set(id));
+}

@@ -1,0 +1,155 @@
+//! The worker thread: its loop, which runs what `find_local` gives, searches the
+//! other workers when that is nothing, and sleeps when they have nothing either
+//! (lightly, watching a lone task another worker may leave; deeply otherwise).
+
+use super::run::{MAX_STREAK_SHARED, MAX_STREAK_SOLO};
+use super::WorkerLocal;
+use crate::context;
+use crate::proc::Task;
+use crate::shared::Shared;
+use crate::signal;
+use crossbeam_deque::Worker;
+use hoare_core::park;
+use std::cell::{Cell, UnsafeCell};
+use std::collections::VecDeque;
+use std::ptr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Steal rounds a searching worker makes before it sleeps.
+const SPIN_ROUNDS: usize = 32;
+/// First and longest nap of a worker that sleeps lightly, watching such a task.
+const NAP_MIN: Duration = Duration::from_micros(50);
+const NAP_MAX: Duration = Duration::from_micros(500);
+
+/// The body of worker thread `index`, whose queue is `queue`.
+pub(crate) fn worker_thread(shared: Arc<Shared>, index: usize, queue: Worker<Task>) {
+    park::set_worker_index(index);
+    let _alt = signal::ensure_altstack();
+    let local = WorkerLocal {
+        index,
+        shared: Arc::as_ptr(&shared),
+        me: &shared.workers[index],
+        queue,
+        yielded: UnsafeCell::new(VecDeque::new()),
+        free: UnsafeCell::new(Vec::with_capacity(super::LOCAL_SLOTS + 1)),
+        ids: Cell::new((0, 0)),
+        tick: Cell::new(0),
+        streak: Cell::new(0),
+        max_streak: if shared.workers.len() == 1 {
+            MAX_STREAK_SOLO
+        } else {
+            MAX_STREAK_SHARED
+        },
+        watch: UnsafeCell::new(vec![[None; 2]; shared.workers.len()]),
+        saw_pending: Cell::new(false),
+        nap: Cell::new(NAP_MIN),
+        solo: shared.workers.len() == 1,
+    };
+    context::set_current_worker((&local as *const WorkerLocal).cast());
+    local.main_loop();
+    context::set_current_worker(ptr::null());
+    park::set_worker_index(usize::MAX);
+}
+
+impl WorkerLocal {
+    /// A searching worker found work: it stops searching, and if it was the last
+    /// searcher wakes another worker, so that other pending work gets one too.
+    fn end_search(&self) {
+        let idle = &self.shared().idle;
+        if idle.end_search() {
+            idle.notify_one();
+        }
+    }
+
+    fn find_any(&self) -> Option<Task> {
+        self.find_local().or_else(|| self.steal_others())
+    }
+
+    fn main_loop(&self) {
+        let sh = self.shared();
+        let mut searching = false;
+        // The last sleep was a light one that timed out: look once, without the
+        // search's spinning, and nap again if there is still nothing.
+        let mut napped = false;
+        'outer: loop {
+            if sh.shutdown.load(Ordering::Relaxed) {
+                break;
+            }
+            if let Some(t) = self.find_local() {
+                if searching {
+                    searching = false;
+                    self.end_search();
+                }
+                // SAFETY: we hold the task.
+                unsafe { self.run(t) };
+                continue;
+            }
+            if !searching && !napped {
+                searching = sh.idle.try_begin_search();
+            }
+            napped = false;
+            if searching {
+                for round in 0..SPIN_ROUNDS {
+                    if let Some(t) = self.steal_others().or_else(|| self.find_local()) {
+                        searching = false;
+                        self.end_search();
+                        // SAFETY: we hold the task.
+                        unsafe { self.run(t) };
+                        continue 'outer;
+                    }
+                    if sh.shutdown.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    if round < SPIN_ROUNDS / 2 {
+                        std::hint::spin_loop();
+                    } else {
+                        std::thread::yield_now();
+                    }
+                }
+            }
+            sh.idle.prepare_sleep(self.index, searching);
+            self.saw_pending.set(false);
+            if let Some(t) = self.find_any() {
+                self.nap.set(NAP_MIN);
+                // A notifier may have picked this worker to search meanwhile.
+                if sh.idle.cancel_sleep(self.index) {
+                    self.end_search();
+                }
+                searching = false;
+                // SAFETY: we hold the task.
+                unsafe { self.run(t) };
+                continue;
+            }
+            if sh.shutdown.load(Ordering::Relaxed) {
+                sh.idle.cancel_sleep(self.index);
+                break;
+            }
+            let mut timeout = sh.sleep_timeout();
+            let light = if self.saw_pending.get() {
+                // Work is waiting on a busy worker: look again after a nap (longer
+                // each time that worker keeps up by itself).
+                let nap = self.nap.get();
+                self.nap.set((nap * 2).min(NAP_MAX));
+                Some(nap)
+            } else if sh.idle.others_awake() {
+                // Another worker runs: it may leave a woken process in its next
+                // slot while it computes (hand-offs do not notify), so look again
+                // now and then.
+                Some(NAP_MAX)
+            } else {
+                self.nap.set(NAP_MIN);
+                None
+            };
+            if let Some(nap) = light {
+                sh.idle.make_light(self.index);
+                timeout = Some(timeout.map_or(nap, |t| t.min(nap)));
+            }
+            searching = sh.idle.sleep(self.index, timeout);
+            napped = light.is_some() && !searching;
+        }
+        // Give our stack cache back so the shutdown sweep sees one pool.
+        self.return_slots();
+    }
+}

@@ -1,0 +1,187 @@
+//! A process's side of the park/unpark seam (`impl Park for Proc`): what each
+//! wait asks of its worker, the unparker, and where a woken process goes. The
+//! worker's side (the transition to `PARKED` after the switch, arming a timer)
+//! is `WorkerLocal::run_one` (and `Timers::park_until`).
+
+use super::WorkerLocal;
+use crate::context;
+use crate::proc::{Proc, Req, Task};
+use hoare_core::park::{self, Park, Unparker};
+use hoare_core::registration::{Registration, Withdraw};
+use hoare_core::waiter::Waiter;
+use std::ptr::{self, NonNull};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Makes `p` the process running on this thread, for this crate and for
+/// `hoare_core::park`, until `set_not_running`: around each resume.
+///
+/// # Safety
+/// `p` stays valid and runs on this thread until then.
+#[inline(always)]
+pub(crate) unsafe fn set_running(p: NonNull<Proc>) {
+    context::set_current_proc(p.as_ptr().cast_const().cast());
+    let dynp: NonNull<dyn Park> = p;
+    // SAFETY: the caller's contract.
+    unsafe { park::set_current_process(Some(dynp)) };
+}
+
+/// No process runs on this thread any more (see `set_running`).
+#[inline(always)]
+pub(crate) fn set_not_running() {
+    // SAFETY: unsetting is always sound.
+    unsafe { park::set_current_process(None) };
+    context::set_current_proc(ptr::null());
+}
+
+impl Proc {
+    fn cancel_timer(&self) {
+        if let Some(key) = self.timer.take() {
+            self.shared().workers[key.worker].timers.cancel(key);
+        }
+    }
+
+    /// Consumes the one unpark of a committed wait without suspending (a process
+    /// being unwound by the shutdown sweep runs on the sweeping thread, and must
+    /// not switch away from it). The committer is running: it comes soon.
+    #[cold]
+    fn wait_token_unwinding(&self) {
+        while !self.state.take_token() {
+            std::hint::spin_loop();
+            std::thread::yield_now();
+        }
+    }
+
+    /// The unpark function behind this process's [`Unparker`].
+    unsafe fn unpark_raw(data: *const ()) {
+        let p = data as *const Proc;
+        // SAFETY: the unparker's contract keeps the process inside its wait, so the
+        // header is valid until the transition in `unpark`; when that hands us
+        // ownership (it was parked) nobody else may run or free it until we queue it.
+        unsafe {
+            if (*p).state.unpark() {
+                schedule_woken(Task::from_ptr(p));
+            }
+        }
+    }
+}
+
+/// Makes a process that an unpark took out of `PARKED` runnable: into the waker's
+/// "next" slot when the waker is a process on a worker of the same runtime, else
+/// into the global (or, pinned, its worker's) queue.
+///
+/// # Safety
+/// The caller owns `t` (it won the transition out of `PARKED`).
+unsafe fn schedule_woken(t: Task) {
+    let shared = t.proc().shared;
+    let w = WorkerLocal::current();
+    if !w.is_null() {
+        // SAFETY: a worker's local state lives as long as its thread's loop, and this
+        // code runs inside that loop (in a process or the scheduler).
+        let w = unsafe { &*w };
+        if ptr::eq(w.shared.cast(), shared) {
+            let _ = w.push_next(t);
+            return;
+        }
+    }
+    // From outside the runtime: keep it alive while we queue and notify (the process
+    // may run, finish, and the runtime shut down right after the push).
+    // SAFETY: the process is live and owned by us, so its runtime is too; the `Arc`
+    // the runtime was built from has at least one strong count.
+    let shared = unsafe {
+        let shared = shared.cast::<crate::shared::Shared>();
+        Arc::increment_strong_count(shared);
+        Arc::from_raw(shared)
+    };
+    shared.push_remote(t);
+}
+
+/// A process's timer entry, armed by its worker after the process suspended in
+/// `park_until`: withdrawing it cancels the entry unless the timer fired (which
+/// takes the key).
+struct TimerSite<'a>(&'a Proc);
+
+impl Withdraw for TimerSite<'_> {
+    #[inline]
+    fn withdraw(&mut self) -> bool {
+        self.0.cancel_timer();
+        false
+    }
+}
+
+impl Park for Proc {
+    fn yield_now(&self) {
+        if !self.unwinding.get() {
+            Proc::yield_now(self);
+        }
+    }
+
+    fn spend_budget(&self) {
+        self.spend();
+    }
+
+    #[inline]
+    fn park(&self, w: &Waiter) {
+        if self.state.take_token() {
+            return;
+        }
+        if self.unwinding.get() {
+            return self.wait_token_unwinding();
+        }
+        self.waiting.set(w);
+        self.suspend(Req::Park);
+        // The worker only resumes us after someone unparked us: no spurious return.
+    }
+
+    fn park_until(&self, deadline: Instant, w: Option<&Waiter>) -> bool {
+        if self.state.take_token() {
+            return true;
+        }
+        if self.unwinding.get() {
+            return false;
+        }
+        if Instant::now() >= deadline {
+            // A timed wait that expired before it began: a poll. A yield here is
+            // harmless: an unpark that comes meanwhile finds the process running
+            // and stays pending (the caller then finds its wait committed).
+            self.spend();
+            return false;
+        }
+        self.waiting
+            .set(w.map_or(ptr::null(), |w| w as *const Waiter));
+        // The worker arms the timer once we are suspended; this takes the entry
+        // out again on every way out (unparked first, or the stack unwound).
+        let _reg = Registration::without_waiter(TimerSite(self));
+        self.suspend(Req::ParkUntil(deadline));
+        !self.timed_out.replace(false)
+    }
+
+    #[inline]
+    unsafe fn park_releasing(
+        &self,
+        release: unsafe fn(*mut ()),
+        data: *mut (),
+        w: &Waiter,
+    ) -> bool {
+        if self.unwinding.get() {
+            // SAFETY: the caller's contract; we do not park at all.
+            unsafe { release(data) };
+            return false;
+        }
+        self.waiting.set(w);
+        // The worker parks us and then calls `release` (see `WorkerLocal::run_one`);
+        // as with `park`, it resumes us only after our one unpark.
+        self.suspend(Req::ParkRelease(release, data));
+        true
+    }
+
+    fn cancelled(&self) -> bool {
+        self.unwinding.get()
+    }
+
+    fn unparker(&self) -> Unparker {
+        // SAFETY: `unpark_raw` only touches the header until the CAS that lets the
+        // process observe the unpark, and takes ownership otherwise.
+        unsafe { Unparker::from_raw(self as *const Proc as *const (), Proc::unpark_raw) }
+    }
+}

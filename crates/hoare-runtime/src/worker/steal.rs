@@ -1,0 +1,170 @@
+//! Work from outside a worker's own queues: due timers (its own, and other
+//! workers'), the global queue, and the queues and next slots of other workers.
+//!
+//! Idle workers steal; a busy one takes only from a worker stuck for `STUCK`, at
+//! its periodic look. A queue of two or more tasks is stolen from at once; a lone
+//! task (a one-task queue, or the next slot) is left to its worker unless that
+//! worker is stuck for `GRACE`, which keeps a group of communicating processes on
+//! one worker.
+
+use super::queue::settle;
+use super::WorkerLocal;
+use crate::proc::Task;
+use crossbeam_deque::Stealer;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// A lone task queued on a busy worker is left to it unless that worker has run no
+/// process for this long (it is stuck in a long one). Stealing sooner would split a
+/// group of communicating processes across cores for every hand-off (Go waits ~3 µs
+/// before stealing a running P's runnext for the same reason).
+const GRACE: Duration = Duration::from_micros(5);
+/// A busy worker takes the waiting work of a worker that has run no process for
+/// this long (see `WorkerLocal::steal_stuck`). Much longer than `GRACE`: a busy
+/// worker has work of its own, and taking a group's processes splits it.
+const STUCK: Duration = Duration::from_micros(100);
+
+/// Which progress counter of another worker `WorkerLocal::stalled` watches.
+#[derive(Clone, Copy)]
+enum Watch {
+    Next = 0,
+    Queue = 1,
+}
+
+impl WorkerLocal {
+    pub(super) fn steal_global(&self) -> Option<Task> {
+        settle(|| self.shared().injector.steal_batch_and_pop(&self.queue))
+    }
+
+    /// A batch of another worker's queue.
+    fn steal_from(&self, victim: &Stealer<Task>) -> Option<Task> {
+        settle(|| victim.steal_batch_and_pop(&self.queue))
+    }
+
+    /// Another worker's next slot. A process pinned elsewhere (to `v`, or a
+    /// third worker) can only wait for its worker: it goes to that worker's pinned
+    /// queue.
+    fn steal_next(&self, v: usize) -> Option<Task> {
+        let t = self.take_next(v)?;
+        self.shared().route_pinned(t, self.index)
+    }
+
+    /// Fires worker `w`'s due timers (this worker's, or, with `blocking` false and
+    /// only if its lock is free, another's); returns one of the processes woken
+    /// to run now, and queues the others.
+    pub(super) fn run_timers(&self, w: usize, blocking: bool) -> Option<Task> {
+        let sh = self.shared();
+        let timers = &sh.workers[w].timers;
+        let now = timers.due()?;
+        let mut fired = Vec::new();
+        timers.fire_due(now, blocking, &mut fired);
+        let first = fired.pop();
+        let more = !fired.is_empty();
+        for t in fired {
+            if let Some(t) = sh.route_pinned(t, self.index) {
+                self.push_back(t);
+            }
+        }
+        if more {
+            sh.idle.notify_one();
+        }
+        first.and_then(|t| sh.route_pinned(t, self.index))
+    }
+
+    /// Work waiting on a worker that has dispatched nothing for `STUCK`: its
+    /// thread runs one long process, or the OS does not run it. Only idle workers
+    /// steal otherwise, so with every other worker busy that work would wait for
+    /// its worker however long; a busy worker takes it at its periodic look.
+    pub(super) fn steal_stuck(&self) -> Option<Task> {
+        let sh = self.shared();
+        let n = sh.workers.len();
+        for k in 1..n {
+            let v = (self.index + k) % n;
+            let ws = &sh.workers[v];
+            if ws.stealer.is_empty() && ws.next.load(Ordering::Relaxed).is_null() {
+                continue;
+            }
+            if !self.stalled_for(v, Watch::Next, STUCK) {
+                continue;
+            }
+            if let Some(t) = self.steal_from(&ws.stealer).or_else(|| self.steal_next(v)) {
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    /// Work from other workers: their queues, and their due timers if they are busy.
+    pub(super) fn steal_others(&self) -> Option<Task> {
+        let sh = self.shared();
+        let n = sh.workers.len();
+        let start = self.tick.get() as usize;
+        for k in 1..n {
+            let v = (self.index + start + k) % n;
+            if v == self.index {
+                continue;
+            }
+            match sh.workers[v].stealer.len() {
+                0 => continue,
+                1 if !self.stalled(v, Watch::Queue) => {
+                    self.saw_pending.set(true);
+                    continue;
+                }
+                _ => {}
+            }
+            if let Some(t) = self.steal_from(&sh.workers[v].stealer) {
+                return Some(t);
+            }
+        }
+        if let Some(t) = self.steal_global() {
+            return Some(t);
+        }
+        for k in 1..n {
+            let v = (self.index + start + k) % n;
+            if v == self.index || sh.workers[v].next.load(Ordering::Relaxed).is_null() {
+                continue;
+            }
+            if !self.stalled(v, Watch::Next) {
+                self.saw_pending.set(true);
+                continue;
+            }
+            if let Some(t) = self.steal_next(v) {
+                return Some(t);
+            }
+        }
+        for k in 1..n {
+            let v = (self.index + k) % n;
+            if let Some(t) = self.run_timers(v, false) {
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    /// Whether worker `v`'s lone waiting task is worth stealing: for its next slot,
+    /// `v` has run no process for `GRACE` (it is stuck in a long one); for its
+    /// queue, `v` has not emptied it for `GRACE` (stuck, or more work than it keeps
+    /// up with), counted from when this worker first saw the counter at its value.
+    fn stalled(&self, v: usize, what: Watch) -> bool {
+        self.stalled_for(v, what, GRACE)
+    }
+
+    /// Whether worker `v`'s counter has not moved for `d` since this worker first
+    /// saw it at its value (see `stalled`).
+    fn stalled_for(&self, v: usize, what: Watch, d: Duration) -> bool {
+        let ws = &self.shared().workers[v];
+        let now = match what {
+            Watch::Next => ws.ticks.load(Ordering::Relaxed),
+            Watch::Queue => ws.drained.load(Ordering::Relaxed),
+        };
+        // SAFETY: `watch` is only touched by this worker's thread, never reentrantly.
+        let w = unsafe { &mut (&mut *self.watch.get())[v][what as usize] };
+        match *w {
+            Some((seen, since)) if seen == now => since.elapsed() >= d,
+            _ => {
+                *w = Some((now, Instant::now()));
+                false
+            }
+        }
+    }
+}
