@@ -23,10 +23,11 @@
 //!   [`NativeElem`](crate::ffi::NativeElem)). `rust::String` and `rust::Vec<uint8_t>`
 //!   share Rust's layout, so the value moves with a bitwise move, without a copy of
 //!   the bytes.
-//! * **Alternation** is one call (`alt_select`) over a list of guards built in C++;
-//!   an alt of only receive guards on ends of one element type and sharing kind
-//!   takes a fast path (one `RecvAny`-style case set). `RecvSet` is the C++
-//!   `hoare::RecvAny`: the case set built once and selected on many times.
+//! * **Alternation** is one call (`alt_select`) over a list of guards built in C++
+//!   (kept inside the C++ `hoare::Alt` object for up to 8 guards); the bridge makes
+//!   hoare-core's alt cases, as the `alt!` macro does, in an array on its stack for
+//!   up to 8 guards, so such an alt allocates on neither side. `RecvSet` is the C++
+//!   `hoare::RecvAny`: a case set built once and selected on many times.
 //!   Scoped forking and request/reply bundles are C++ over `spawn`/`join` and
 //!   channels; barriers, alting barriers and timers are the Rust ones, bridged as
 //!   opaque types (`BarrierHandle`, `AltingBarrier*Handle`, `TimerHandle`).
