@@ -77,6 +77,7 @@ mod timer;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 pub use alting::{AltingBarrierEndHandle, AltingBarrierHandle};
+pub use backend::{Rx, Tx};
 pub use barrier::{BarrierEndHandle, BarrierHandle};
 pub use bridge::{Buffering, Elem, Sharing, Status};
 pub use chan::{ChanRx, ChanTx};
