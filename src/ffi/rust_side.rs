@@ -15,7 +15,7 @@ use super::chan::{ChanRx, ChanTx, RxAny, TxAny};
 /// ```
 /// use hoare::ffi::{NativeElem, Rx};
 ///
-/// let (tx, rx) = hoare::one2one::<i64>();
+/// let (tx, rx) = hoare::Channel::builder().bounded(1).one2one::<i64>();
 /// let for_cpp = i64::rx_into(Rx::One(rx)); // what a bridge function returns, boxed
 /// match i64::rx_from(for_cpp) {
 ///     Ok(Rx::One(rx)) => {
