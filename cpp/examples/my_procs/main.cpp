@@ -15,8 +15,8 @@ int main() {
       for (std::int64_t i = 1; i <= 10; ++i) tx.send(i);
     });  // returning poisons `numbers`, which ends the Rust process
     // The receiving end goes to Rust; the squares come back on a channel Rust made.
-    auto squares = hoare::Rx<std::int64_t>::from_rust(
-        my_procs::spawn_squarer(std::move(numbers).into_rust()));
+    auto squares =
+        hoare::Rx<std::int64_t>::from_rust(my_procs::spawn_squarer(std::move(numbers).into_rust()));
     std::int64_t sum = 0;
     for (std::int64_t s : squares) sum += s;  // until the Rust process poisons it
     producer.join();
