@@ -389,5 +389,8 @@ TEST(Alt, MovedAltSelects) {
     EXPECT_EQ(e.select(), 0u);
     EXPECT_EQ(got, "sent");
     EXPECT_EQ(rx2.recv(), std::string(100, 'q'));
+    // A moved-from Alt is empty and can be used again.
+    EXPECT_EQ(a.skip().select(), 0u);
+    EXPECT_EQ(d.skip_if(false).skip().select(), 1u);
   });
 }

@@ -56,7 +56,7 @@
 //! | `recv_set` | `RecvSet`: a receive guard over a fixed set of ends (`hoare::RecvAny`) |
 //! | `barrier`, `alting` | barriers and alting barriers |
 //! | `timer` | the Rust timers (`Egg`, `Repeat`, `Date`) as C++ holds them, and time points across the bridge |
-//! | `rust_side` | [`NativeElem`](crate::ffi::NativeElem): C++-held ends to and from Rust channel ends |
+//! | `rust_side` | [`NativeElem`](crate::ffi::NativeElem): C++-held ends to and from Rust channel ends ([`Rx`](crate::ffi::Rx), [`Tx`](crate::ffi::Tx), defined in `backend`) |
 //! | `test_hooks` | (feature `cxx-test-hooks`) a second bridge: the demo Rust processes and failure hooks of hoare's own C++ tests and examples |
 
 mod backend;

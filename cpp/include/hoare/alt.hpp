@@ -106,6 +106,8 @@ class AltArena {
     used_ = at + size;
     return buf_ + at;
   }
+  // Forgets every allocation (its objects are gone).
+  void reset() noexcept { used_ = 0; }
   bool owns(const void* p) const {
     auto a = reinterpret_cast<std::uintptr_t>(p), b = reinterpret_cast<std::uintptr_t>(buf_);
     return a >= b && a < b + kBytes;
@@ -218,20 +220,23 @@ class RecvGuard final : public AltGuardBase {
   // Moves `o` into `arena` (an Alt moved).
   RecvGuard(AltArena& arena, RecvGuard&& o) : f_(std::move(o.f_)) {
     alloc(arena, o.n_);
-    for (std::size_t i = 0; i < n_; ++i) {
-      Entry* e = ::new (static_cast<void*>(es_ + i)) Entry;
-      Entry& from = o.es_[i];
-      e->err.error = std::move(from.err.error);
-      if (from.slot.full()) {
-        ::new (static_cast<void*>(e->slot.raw())) T(std::move(from.slot.get()));
-        e->slot.set_full();
+    std::size_t i = 0;
+    try {
+      for (; i < n_; ++i) {
+        Entry* e = ::new (static_cast<void*>(es_ + i)) Entry;
+        Entry& from = o.es_[i];
+        e->err.error = std::move(from.err.error);
+        if (from.slot.full()) {
+          ::new (static_cast<void*>(e->slot.raw())) T(std::move(from.slot.get()));
+          e->slot.set_full();
+        }
       }
+    } catch (...) {
+      release(i + 1);  // entry i was made (empty) before T's move threw
+      throw;
     }
   }
-  ~RecvGuard() override {
-    for (std::size_t i = 0; i < n_; ++i) es_[i].~Entry();
-    if (heap_) ::operator delete(static_cast<void*>(es_));
-  }
+  ~RecvGuard() override { release(n_); }
   void prepare(std::size_t i, ffi::AltGuard& e) override {
     e.value = reinterpret_cast<std::uintptr_t>(es_[i].slot.raw());
     e.err = reinterpret_cast<std::uintptr_t>(&es_[i].err);
@@ -251,6 +256,10 @@ class RecvGuard final : public AltGuardBase {
     Slot<T> slot;
     ffi::ExcSlot err;
   };
+  void release(std::size_t made) noexcept {
+    for (std::size_t i = 0; i < made; ++i) es_[i].~Entry();
+    if (heap_) ::operator delete(static_cast<void*>(es_));
+  }
   void alloc(AltArena& arena, std::size_t n) {
     n_ = n;
     void* p = arena.allocate(n * sizeof(Entry), alignof(Entry));
@@ -525,22 +534,34 @@ class Alt {
     return AltResult{w.guard, w.element, Status::ok};
   }
 
+  // Moves o's guards into this (empty) Alt; o is left empty. If a guard's move
+  // throws, both are left empty.
   void take(Alt& o) {
+    guards_.reserve(o.guards_.size());
+    try {
+      for (auto*& g : o.guards_) {
+        guards_.push_back(g->move_to(arena_));
+        detail::destroy_guard(o.arena_, std::exchange(g, nullptr));
+      }
+    } catch (...) {
+      clear();
+      o.clear();
+      throw;
+    }
     entries_ = std::move(o.entries_);
     where_ = std::move(o.where_);
     used_ = o.used_;
-    guards_.reserve(o.guards_.size());
-    for (auto* g : o.guards_) {
-      guards_.push_back(g->move_to(arena_));
-      detail::destroy_guard(o.arena_, g);
-    }
-    o.guards_ = {};
+    o.clear();
   }
   void clear() noexcept {
-    for (auto* g : guards_) detail::destroy_guard(arena_, g);
+    for (auto* g : guards_) {
+      if (g) detail::destroy_guard(arena_, g);
+    }
     guards_ = {};
     entries_ = {};
     where_ = {};
+    arena_.reset();
+    used_ = false;
   }
 
   detail::SmallVec<detail::AltGuardBase*, kInlineGuards> guards_;
