@@ -9,6 +9,8 @@ step() { printf '\n==> %s\n' "$*"; }
 
 step "rustfmt"
 cargo fmt --all -- --check
+# The C++ example's crate of its own (not a workspace member).
+cargo fmt --manifest-path cpp/examples/my_procs/Cargo.toml -- --check
 
 # clang-format, whichever the machine has (Debian: clang-format, or clang-format-NN).
 clang_format() {
@@ -29,9 +31,19 @@ step "clippy (workspace, all targets)"
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy --workspace --all-targets --features cxx -- -D warnings
 cargo clippy --workspace --all-targets --features cxx-test-hooks -- -D warnings
+CARGO_TARGET_DIR="$PWD/target" \
+  cargo clippy --manifest-path cpp/examples/my_procs/Cargo.toml --all-targets -- -D warnings
 
 step "rustdoc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+# What docs.rs builds ([package.metadata.docs.rs]: the cxx feature too).
+RUSTDOCFLAGS="-D warnings" cargo doc -p hoare --features cxx --no-deps --quiet
+
+step "cargo package (the three crates, verified; nothing is uploaded)"
+# Packs hoare-core, hoare-runtime and hoare in dependency order and builds each from
+# its package, against the packages of the others. --allow-dirty: the suite runs on
+# work trees with changes not yet committed.
+cargo package --workspace --allow-dirty --quiet
 
 step "Rust tests (release: the stress tests run real process networks)"
 cargo test --workspace --release
