@@ -180,21 +180,11 @@ struct Inner {
 /// arrived in a round that will never complete, so dropping it must not resign.
 const LOST: usize = usize::MAX;
 
-#[cfg(not(loom))]
+/// One group per worker the machine can run at once (at most 64; two under loom,
+/// enough to model the two tiers).
 fn worker_groups() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .clamp(1, 64)
-    })
-}
-
-/// Two worker groups under loom: enough to model the two-tier protocol.
-#[cfg(loom)]
-fn worker_groups() -> usize {
-    2
+    *N.get_or_init(|| sync::parallelism().clamp(1, 64))
 }
 
 impl Inner {

@@ -17,6 +17,6 @@ pub mod chan;
 pub mod park;
 pub mod registration;
 pub mod sched;
-pub mod sync;
+mod sync;
 pub mod timer;
 pub mod waiter;

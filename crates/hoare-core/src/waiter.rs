@@ -82,18 +82,10 @@ pub struct Waiter {
     private: bool,
 }
 
-/// The one global lock of alting barriers (lock order: a channel's lock first,
-/// then this one).
-#[cfg(not(loom))]
-static ALTING_LOCK: crate::sync::Mutex<()> = crate::sync::Mutex::new(());
-#[cfg(loom)]
-loom::lazy_static! {
-    static ref ALTING_LOCK: crate::sync::Mutex<()> = crate::sync::Mutex::new(());
-}
-
-/// Takes the global alting-barrier lock.
-pub(crate) fn alting_lock() -> crate::sync::MutexGuard<'static, ()> {
-    crate::sync::lock(&ALTING_LOCK)
+crate::sync::global_lock! {
+    /// Takes the one global lock of alting barriers (lock order: a channel's lock
+    /// first, then this one).
+    pub(crate) fn alting_lock();
 }
 
 impl Waiter {

@@ -16,10 +16,10 @@
 //! Writer-side poison leaves the buffer for the readers, who see poison only once
 //! it is empty; reader-side poison discards the buffer. Writers see poison at once.
 
-use super::lock::{ChanGuard, ChanLock};
 use super::rendezvous::Try;
 use super::waitq::{is_large, Packet, WaitQueue};
 use crate::sync::{AtomicBool, Ordering};
+use crate::sync::{SpinGuard, SpinLock};
 use crate::waiter::Waiter;
 use std::collections::VecDeque;
 
@@ -35,7 +35,7 @@ pub(crate) enum Policy {
 }
 
 pub(crate) struct Buffered<T> {
-    state: ChanLock<State<T>>,
+    state: SpinLock<State<T>>,
     policy: Policy,
     poisoned: AtomicBool,
 }
@@ -59,7 +59,7 @@ pub(crate) enum Side {
 impl<T> Buffered<T> {
     pub(crate) fn new(policy: Policy) -> Self {
         Self {
-            state: ChanLock::new(State {
+            state: SpinLock::new(State {
                 queue: VecDeque::new(),
                 reserved: 0,
                 senders: WaitQueue::new(),
@@ -72,7 +72,7 @@ impl<T> Buffered<T> {
     }
 
     #[inline]
-    pub(crate) fn lock(&self) -> ChanGuard<'_, State<T>> {
+    pub(crate) fn lock(&self) -> SpinGuard<'_, State<T>> {
         self.state.lock()
     }
 

@@ -91,7 +91,6 @@ pub mod bundle;
 mod ends;
 pub mod error;
 mod factory;
-mod lock;
 mod raw;
 mod rendezvous;
 pub mod select;

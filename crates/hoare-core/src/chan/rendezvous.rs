@@ -6,17 +6,17 @@
 //! (whoever arrives second claims the first instead of queueing), stale entries
 //! aside. The value moves after the lock is released, under the claim.
 
-use super::lock::{ChanGuard, ChanLock};
 use super::waitq::{Entry, Packet, WaitQueue};
 use crate::park;
 use crate::registration::{Registration, Withdraw};
 use crate::sync::{AtomicBool, Ordering};
+use crate::sync::{SpinGuard, SpinLock};
 use crate::waiter::Waiter;
 use std::marker::PhantomData;
 use std::ptr;
 
 pub(crate) struct Zero<T> {
-    state: ChanLock<State>,
+    state: SpinLock<State>,
     poisoned: AtomicBool,
     _t: PhantomData<fn(T) -> T>,
 }
@@ -37,7 +37,7 @@ pub(crate) enum Try<C> {
 impl<T> Zero<T> {
     pub(crate) fn new() -> Self {
         Self {
-            state: ChanLock::new(State {
+            state: SpinLock::new(State {
                 senders: WaitQueue::new(),
                 receivers: WaitQueue::new(),
                 poisoned: false,
@@ -48,7 +48,7 @@ impl<T> Zero<T> {
     }
 
     #[inline]
-    pub(crate) fn lock(&self) -> ChanGuard<'_, State> {
+    pub(crate) fn lock(&self) -> SpinGuard<'_, State> {
         self.state.lock()
     }
 

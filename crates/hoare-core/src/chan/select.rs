@@ -52,16 +52,16 @@
 //!   a waiter that is no longer waiting and drops the entry.
 
 use super::buffered::{Buffered, State as BufState};
-use super::lock::ChanGuard;
 pub(crate) use super::rendezvous::take_into;
 use super::rendezvous::{self, State as ZeroState, Try, Zero};
 use super::waitq::{Entry, Packet};
 use super::RawChan;
+use crate::sync::SpinGuard;
 use crate::waiter::Waiter;
 
 pub(crate) enum Locked<'a, T> {
-    Zero(ChanGuard<'a, ZeroState>),
-    Buf(&'a Buffered<T>, ChanGuard<'a, BufState<T>>),
+    Zero(SpinGuard<'a, ZeroState>),
+    Buf(&'a Buffered<T>, SpinGuard<'a, BufState<T>>),
 }
 
 /// One channel, locked. Hold it only briefly: never across a park, never while
