@@ -20,3 +20,7 @@ pub mod sched;
 mod sync;
 pub mod timer;
 pub mod waiter;
+
+// The loom models, inside the crate so that they can drive its internals.
+#[cfg(all(test, loom))]
+mod loom_tests;

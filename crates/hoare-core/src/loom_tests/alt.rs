@@ -1,17 +1,10 @@
 //! Loom models of alternation. Each test names the bug it catches; each was
 //! checked to fail with that bug put into the engine (crates/hoare-core/src/alt).
-//!
-//! Run: `CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2
-//! cargo test -p hoare-core --release --test loom_alt`.
-//!
-//! Under loom `park_until` returns at once unless an unpark is pending, so a wait
-//! with a deadline is a timeout racing everything that happened before it.
-#![cfg(loom)]
 
-use hoare_core::alt;
-use hoare_core::alt::Alt;
-use hoare_core::chan::{one2one, SendTimeoutError};
-use hoare_core::timer::Timer;
+use crate::alt;
+use crate::alt::Alt;
+use crate::chan::{one2one, SendTimeoutError};
+use crate::timer::Timer;
 use loom::thread;
 use std::time::Instant;
 
@@ -157,7 +150,7 @@ fn precondition_false_never_chosen() {
 /// "expected to be able to acquire lock" assertion. So this model runs with 2.
 #[test]
 fn alting_barrier_completion_racing_channel_claim() {
-    use hoare_core::alt::AltingBarrier;
+    use crate::alt::AltingBarrier;
     loom::model(|| {
         let (_bar, mut ends) = AltingBarrier::with_enrolled(3);
         let third = ends.pop().unwrap();
@@ -200,12 +193,12 @@ fn alting_barrier_completion_racing_channel_claim() {
 /// the start of `RecvAny::run` in `alt/any.rs` (and not under the locks): loom
 /// fails with "Causality violation: Concurrent load and mut accesses".
 ///
-/// Both threads park through [`PairedParker`]: with the core's `ThreadParker`,
-/// loom 0.7 fails this model on correct code (see `PairedParker`).
+/// Both threads park through a [`ModelParker`](super::ModelParker): with the
+/// core's `ThreadParker`, loom 0.7 fails this model on correct code (see there).
 #[test]
 fn recv_any_stale_entries_across_waits() {
-    use hoare_core::alt::RecvAny;
-    use hoare_core::chan::Channel;
+    use crate::alt::RecvAny;
+    use crate::chan::Channel;
     loom::model(|| {
         // A is the channel at the lower address, so the lock order (by address)
         // is the same in every execution (the allocator does not promise that the
@@ -218,7 +211,7 @@ fn recv_any_stale_entries_across_waits() {
             (c2, c1)
         };
         let w = thread::spawn(move || {
-            with_paired_parker(|| {
+            super::as_process(false, || {
                 ta.send(1).unwrap();
                 ta.send(2).unwrap();
                 tb.send(10).unwrap();
@@ -226,7 +219,7 @@ fn recv_any_stale_entries_across_waits() {
             (ta, tb)
         });
         let rxs = [ra, rb];
-        let got = with_paired_parker(|| {
+        let got = super::as_process(false, || {
             let mut set = RecvAny::new(&rxs);
             let mut got = Vec::new();
             for _ in 0..3 {
@@ -240,74 +233,4 @@ fn recv_any_stale_entries_across_waits() {
         let from_b: Vec<u32> = got.iter().filter(|g| g.0 == 1).map(|g| g.1).collect();
         assert_eq!((from_a, from_b), (vec![1, 2], vec![10]), "got {got:?}");
     });
-}
-
-/// A parker for loom threads that pairs every wake-up token with one loom
-/// `park`/`unpark`. The core's `ThreadParker` lets a thread take its token before
-/// the waker has called loom's `unpark`; loom then keeps that `unpark` pending, and
-/// the thread's next wait on a contended channel lock returns at once and trips
-/// loom's "expected to be able to acquire lock" (a false alarm: a real thread would
-/// just spin on). Here the token is only taken after loom's `park` returned, so no
-/// `unpark` is left pending.
-struct PairedParker {
-    token: loom::sync::atomic::AtomicBool,
-    thread: thread::Thread,
-}
-
-impl PairedParker {
-    unsafe fn unpark_raw(data: *const ()) {
-        // SAFETY: `data` is a parker whose thread is inside a wait (the contract of
-        // `Unparker::unpark`); it stays alive until that thread has left the wait.
-        let me = unsafe { &*(data as *const PairedParker) };
-        let t = me.thread.clone();
-        me.token.store(true, std::sync::atomic::Ordering::Release);
-        t.unpark();
-    }
-
-    fn take_token(&self) -> bool {
-        use std::sync::atomic::Ordering;
-        self.token
-            .compare_exchange(true, false, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-    }
-}
-
-impl hoare_core::park::Park for PairedParker {
-    fn park(&self, _w: &hoare_core::waiter::Waiter) {
-        loop {
-            thread::park();
-            if self.take_token() {
-                return;
-            }
-        }
-    }
-
-    fn park_until(&self, _deadline: Instant, _w: Option<&hoare_core::waiter::Waiter>) -> bool {
-        self.take_token()
-    }
-
-    fn unparker(&self) -> hoare_core::park::Unparker {
-        // SAFETY: `unpark_raw` may be called from any thread while the parker's
-        // thread waits, and touches the parker only before its `unpark`.
-        unsafe {
-            hoare_core::park::Unparker::from_raw(self as *const Self as *const (), Self::unpark_raw)
-        }
-    }
-}
-
-/// Runs `f` with this loom thread parking through a [`PairedParker`].
-fn with_paired_parker<R>(f: impl FnOnce() -> R) -> R {
-    use hoare_core::park::{set_current_process, Park};
-    use std::ptr::NonNull;
-    let p = PairedParker {
-        token: loom::sync::atomic::AtomicBool::new(false),
-        thread: thread::current(),
-    };
-    // SAFETY: `p` outlives every wait of `f` (which all end before `f` returns) and
-    // is reset before it goes out of scope; it is this thread's party.
-    unsafe { set_current_process(Some(NonNull::from(&p as &dyn Park))) };
-    let r = f();
-    // SAFETY: back to the thread's own parker.
-    unsafe { set_current_process(None) };
-    r
 }

@@ -1,18 +1,11 @@
 //! Loom models of the channel hand-off. Each test names the bug it catches; each
 //! was checked to fail with that bug put into the code.
-//!
-//! Run: `CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2
-//! cargo test -p hoare-core --release --test loom_chan`.
-//!
-//! Under loom `park_until` returns at once unless an unpark is pending, so a
-//! deadline of `Instant::now()` is a timeout racing everything else.
-#![cfg(loom)]
 
-use hoare_core::chan::{
+use crate::chan::{
     any2any, any2one, one2one, Channel, Entry, Packet, RawChan, RecvError, RecvTimeoutError,
     SelectLock, Selected, SendTimeoutError,
 };
-use hoare_core::waiter::{Outcome, Waiter};
+use crate::waiter::{Outcome, Waiter};
 use loom::thread;
 use std::time::Instant;
 

@@ -1,9 +1,6 @@
-//! Loom models of the scheduler protocols in `hoare_core::sched`.
-//!
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p hoare-core --release --test loom_sched`
-#![cfg(loom)]
+//! Loom models of the scheduler protocols in `crate::sched`.
 
-use hoare_core::sched::{Idle, JoinSlot, ProcState};
+use crate::sched::{Idle, JoinSlot, ProcState};
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
