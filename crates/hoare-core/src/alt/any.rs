@@ -23,7 +23,8 @@
 
 use super::case::{Case, RecvCase};
 use super::Fair;
-use crate::chan::{Entry, RawChan, Receiver, RecvError, SelectLock, Selected, Sharing};
+use crate::chan::select::{complete_recv, SelectLock, Selected};
+use crate::chan::{Entry, RawChan, Receiver, RecvError, Sharing};
 use crate::registration::{Registration, Withdraw};
 use crate::waiter::{Outcome, Waiter, CANCELLED};
 use std::fmt;
@@ -196,18 +197,21 @@ impl<'a, T> RecvAny<'a, T> {
         }
         for j in 0..n {
             let i = wrap(start + j, n);
-            let r = match self.locks[self.lock_of[i]].try_select_recv() {
-                Selected::Ready(c) => {
+            let packet = self.cases[i].packet_mut();
+            let poisoned = match self.locks[self.lock_of[i]].try_recv(false, packet) {
+                Selected::Ready(d) => {
                     self.locks.clear();
-                    Ok(c.complete())
+                    // SAFETY: decided with this packet under the locks just released.
+                    unsafe { complete_recv(d, packet) };
+                    false
                 }
                 Selected::Poisoned => {
                     self.locks.clear();
-                    Err(RecvError::Poisoned)
+                    true
                 }
                 Selected::NotReady => continue,
             };
-            self.cases[i].set_result(r);
+            self.cases[i].passive(poisoned);
             self.last_tries = j + 1;
             return i;
         }

@@ -100,8 +100,8 @@
 //! return the index of the end and its value directly.
 //!
 //! # How it works
-//! The recipe of [`crate::chan::select`], Go-style: one [`Waiter`](crate::waiter::Waiter)
-//! per alt is the single commit point for every way the alt can end (a partner's
+//! Go's recipe for `select` (see the core's `chan/select.rs`): one
+//! [`Waiter`](crate::waiter::Waiter) per alt is the single commit point for every way the alt can end (a partner's
 //! communication, poison, the timeout). First each guard is tried under its own
 //! channel's lock alone (an alt that is not registered anywhere can claim a
 //! passive partner safely, so the first success is the choice; when writers are

@@ -1,9 +1,10 @@
 //! Loom models of the channel hand-off. Each test names the bug it catches; each
 //! was checked to fail with that bug put into the code.
 
+use crate::chan::select::{complete_recv, complete_send, SelectLock, Selected};
 use crate::chan::{
     any2any, any2one, one2one, Channel, Entry, Packet, RawChan, RecvError, RecvTimeoutError,
-    SelectLock, Selected, SendTimeoutError,
+    SendTimeoutError,
 };
 use crate::waiter::{Outcome, Waiter};
 use loom::thread;
@@ -222,19 +223,22 @@ fn alt(guards: &[Guard<'_>], deadline: Option<Instant>) -> Option<(usize, Option
     for (i, l) in locks.iter_mut() {
         let i = *i;
         match &guards[i] {
-            Guard::Send(..) => match l.try_select_send(&mut packets[i]) {
-                Selected::Ready(c) => {
+            Guard::Send(..) => match l.try_send(&mut packets[i]) {
+                Selected::Ready(d) => {
                     drop(locks);
-                    c.complete();
+                    // SAFETY: decided with this packet; every lock is released.
+                    unsafe { complete_send(d, &mut packets[i]) };
                     return Some((i, None));
                 }
                 Selected::Poisoned => panic!("nobody poisons"),
                 Selected::NotReady => {}
             },
-            Guard::Recv(..) => match l.try_select_recv() {
-                Selected::Ready(c) => {
+            Guard::Recv(..) => match l.try_recv(false, &mut packets[i]) {
+                Selected::Ready(d) => {
                     drop(locks);
-                    return Some((i, Some(c.complete())));
+                    // SAFETY: as above.
+                    unsafe { complete_recv(d, &mut packets[i]) };
+                    return Some((i, packets[i].take()));
                 }
                 Selected::Poisoned => panic!("nobody poisons"),
                 Selected::NotReady => {}
@@ -269,7 +273,7 @@ fn alt(guards: &[Guard<'_>], deadline: Option<Instant>) -> Option<(usize, Option
 
 /// An alt with two input guards (one waiter registered in two channels) racing two
 /// timed writers and its own timeout: at most one guard fires, and the writer of
-/// the other channel gets its value back (A3: the others leave no trace). Checks
+/// the other channel gets its value back (an alt leaves no trace on the guards it did not choose). Checks
 /// the select handle's register/claim/unregister protocol. Catches: claiming a
 /// registered alt by checking `is_waiting` instead of winning the CAS (both
 /// writers win it), an `unregister` that leaves an entry behind (a writer claims a
