@@ -421,13 +421,17 @@ impl<'a, R> Alt<'a, R> {
     }
 }
 
+/// `recv_any`'s cases and [`RecvAny`](super::RecvAny)'s: every one an enabled
+/// receive guard.
 impl<'a, T> CaseSet for [RecvCase<'a, T>] {
+    type Case = RecvCase<'a, T>;
+    const ALL_CHANNELS: bool = true;
     #[inline]
     fn len(&self) -> usize {
         <[_]>::len(self)
     }
     #[inline]
-    fn case(&mut self, i: usize) -> &mut dyn Case {
+    fn case(&mut self, i: usize) -> &mut RecvCase<'a, T> {
         &mut self[i]
     }
 }

@@ -77,6 +77,9 @@ pub unsafe trait Case {
     unsafe fn register(&mut self, _waiter: *const Waiter, _token: usize) {}
     /// After the wait: removes the guard's entry (takes the channel's lock).
     fn unregister(&mut self, _waiter: *const Waiter) {}
+    /// Under the lock: removes every entry of `waiter` from the channel (the
+    /// entries an earlier wait of a lingering set left behind).
+    fn unregister_locked(&mut self, _waiter: *const Waiter) {}
     /// Completes a communication decided by [`try_locked`](Case::try_locked).
     fn complete(&mut self) {}
     /// The guard was committed by another party while the alt waited.
@@ -172,13 +175,13 @@ pub enum RecvDir {}
 impl<'a, T: 'a> Direction<'a, T> for RecvDir {
     type Output = Result<T, RecvError>;
 
-    #[inline]
+    #[inline(always)]
     fn try_select(lock: &mut SelectLock<'a, T>, packet: &mut Packet<T>) -> Selected<Deal<T>> {
         // Not extended: no buffer place stays reserved.
         lock.try_recv(false, packet)
     }
 
-    #[inline]
+    #[inline(always)]
     unsafe fn complete(d: Deal<T>, packet: &mut Packet<T>) {
         // SAFETY: forwarded from the caller.
         unsafe { complete_recv(d, packet) }
@@ -208,12 +211,12 @@ pub enum SendDir {}
 impl<'a, T: 'a> Direction<'a, T> for SendDir {
     type Output = Result<(), SendError<T>>;
 
-    #[inline]
+    #[inline(always)]
     fn try_select(lock: &mut SelectLock<'a, T>, packet: &mut Packet<T>) -> Selected<Deal<T>> {
         lock.try_send(packet)
     }
 
-    #[inline]
+    #[inline(always)]
     unsafe fn complete(d: Deal<T>, packet: &mut Packet<T>) {
         // SAFETY: forwarded from the caller.
         unsafe { complete_send(d, packet) }
@@ -302,24 +305,6 @@ impl<'a, T> RecvCase<'a, T> {
     pub(crate) fn take_result(&mut self) -> Result<T, RecvError> {
         chosen(self).expect("hoare: the chosen receive guard has no result")
     }
-
-    /// The channel (a [`RecvAny`](super::RecvAny) case is always enabled).
-    #[inline]
-    pub(super) fn raw(&self) -> &'a RawChan<T> {
-        self.chan()
-    }
-
-    /// Where a value handed to this guard while it waits lands.
-    #[inline]
-    pub(super) fn packet_ptr(&self) -> *const Packet<T> {
-        &self.packet
-    }
-
-    /// The guard's packet, to try it under a lock held elsewhere.
-    #[inline]
-    pub(super) fn packet_mut(&mut self) -> &mut Packet<T> {
-        &mut self.packet
-    }
 }
 
 impl<'a, T> SendCase<'a, T> {
@@ -373,7 +358,7 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
         self.chan().addr()
     }
 
-    #[inline]
+    #[inline(always)]
     fn try_alone(&mut self) -> bool {
         let mut g = self.chan().lock();
         match D::try_select(&mut g, &mut self.packet) {
@@ -393,6 +378,7 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
         }
     }
 
+    #[inline]
     fn lock_own(&mut self) {
         self.lock.own = Some(self.chan().lock());
         self.lock.shared = ptr::null_mut();
@@ -406,10 +392,12 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
         self.lock.shared = slot as *mut Option<SelectLock<'_, T>>;
     }
 
+    #[inline]
     fn unlock(&mut self) {
         self.lock.unlock();
     }
 
+    #[inline]
     fn try_locked(&mut self) -> bool {
         match D::try_select(self.lock.get(), &mut self.packet) {
             Selected::Ready(d) => {
@@ -424,6 +412,7 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
         }
     }
 
+    #[inline]
     unsafe fn register(&mut self, waiter: *const Waiter, token: usize) {
         let packet: *const Packet<T> = &self.packet;
         // SAFETY: forwarded from the caller: the waiter and this case (so the packet)
@@ -436,6 +425,11 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
         self.chan().lock().unregister(waiter);
     }
 
+    fn unregister_locked(&mut self, waiter: *const Waiter) {
+        self.lock.get().unregister(waiter);
+    }
+
+    #[inline]
     fn complete(&mut self) {
         if !matches!(self.state, State::Decided(_)) {
             return;
@@ -448,6 +442,7 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
         }
     }
 
+    #[inline]
     fn passive(&mut self, poisoned: bool) {
         self.state = State::Chosen { poisoned };
     }
