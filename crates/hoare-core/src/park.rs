@@ -69,11 +69,6 @@ impl Unparker {
         Self { data, unpark }
     }
 
-    /// The address this unparker wakes (for identity checks and diagnostics).
-    pub fn data(&self) -> *const () {
-        self.data
-    }
-
     /// Wakes the party.
     ///
     /// # Safety
@@ -177,7 +172,7 @@ pub trait Park {
 /// Returns `false` when the party is cancelled (see [`Park::park_releasing`]):
 /// `guard` is dropped and the party did not park.
 #[inline(always)]
-pub unsafe fn park_releasing<G>(p: &dyn Park, guard: G, w: &Waiter) -> bool {
+pub(crate) unsafe fn park_releasing<G>(p: &dyn Park, guard: G, w: &Waiter) -> bool {
     unsafe fn drop_guard<G>(data: *mut ()) {
         // SAFETY: `data` is the `Option<G>` below, on the parked party's stack,
         // which stays put while it is parked. `take` moves the guard into this
@@ -305,7 +300,7 @@ impl ThreadParker {
 
     /// Runs `f` with this thread's parker.
     #[inline(never)]
-    pub fn with_current<R>(f: impl FnOnce(&ThreadParker) -> R) -> R {
+    pub(crate) fn with_current<R>(f: impl FnOnce(&ThreadParker) -> R) -> R {
         // The `Arc` is cloned out so `f` may block without holding a TLS borrow.
         let p = THREAD_PARKER.with(|p| p.clone());
         f(&p)

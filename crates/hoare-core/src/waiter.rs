@@ -160,7 +160,7 @@ impl Waiter {
     /// Whether another party has claimed this wait and not finished it yet (it
     /// is still going to write to the waiter and the data it guards).
     #[inline]
-    pub fn is_claimed(&self) -> bool {
+    pub(crate) fn is_claimed(&self) -> bool {
         self.state.load(Ordering::Acquire) & KIND_MASK == CLAIMED
     }
 
@@ -216,7 +216,7 @@ impl Waiter {
     /// holds, and the waiting party neither has a deadline nor calls
     /// [`try_abort`](Waiter::try_abort).
     #[inline]
-    pub unsafe fn claim_exclusive(&self, token: usize) {
+    pub(crate) unsafe fn claim_exclusive(&self, token: usize) {
         debug_assert!(token <= MAX_TOKEN);
         debug_assert_eq!(self.state.load(Ordering::Relaxed), WAITING);
         self.state
@@ -305,7 +305,7 @@ impl Waiter {
     /// with a deadline times out at once, one without is aborted with
     /// [`CANCELLED`] (unless another party committed it first).
     #[inline]
-    pub fn wait_as(&self, p: &dyn Park, deadline: Option<Instant>) -> Outcome {
+    pub(crate) fn wait_as(&self, p: &dyn Park, deadline: Option<Instant>) -> Outcome {
         if let Some(d) = deadline {
             if !p.park_until(d, Some(self)) {
                 if self.try_abort_quiet(TIMED_OUT) {

@@ -35,7 +35,7 @@ const SLEEP_MASK: u64 = !SEARCH_MASK;
 
 /// One worker's sleeping place: a wake flag under a mutex, and a condvar.
 #[derive(Debug, Default)]
-pub struct Sleeper {
+struct Sleeper {
     woken: Mutex<bool>,
     cv: Condvar,
 }
