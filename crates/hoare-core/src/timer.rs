@@ -1,4 +1,5 @@
-//! Timers: values that say when the next timeout of an operation falls (SPEC T1).
+//! Timers: values that say when the next timeout of an operation falls (how an alt
+//! uses them: `docs/semantics.md#alternation`).
 //!
 //! Three kinds, after ProXC++ (and Øyvind Teig's definitions):
 //!

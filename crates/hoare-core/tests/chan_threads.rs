@@ -1,6 +1,7 @@
-//! Channels used from plain OS threads (SPEC R4): every kind and buffering, poison
-//! (every C3 case), errors that give values back, extended rendezvous, timeouts,
-//! iteration, pipes, the factory and the request–reply bundle.
+//! Channels used from plain OS threads: every kind and buffering, poison (every
+//! rule of `docs/semantics.md#poison`), errors that give values back, extended
+//! rendezvous, timeouts, iteration, pipes, the factory and the request–reply
+//! bundle.
 #![cfg(not(loom))]
 
 use hoare_core::chan::{

@@ -473,7 +473,8 @@ fn recv_any_with<'a, T, S: Sharing>(
         "hoare: an alt with no enabled guard would wait for ever"
     );
     // The cases hold their packets, so a buffer of them is as large as that many
-    // values: on the stack only while that stays small (issue 17).
+    // values: on the stack only while that stays small (a process's stack is
+    // small, and large values are moved by pointer, see `chan`'s "Large values").
     let case = std::mem::size_of::<RecvCase<'a, T>>();
     if n <= 8 && 8 * case <= ON_STACK_BYTES {
         on_stack::<T, S, 8>(rxs, sel)

@@ -1,5 +1,5 @@
-//! Alternation (SPEC A1–A5): wait for the first of several guards, choose exactly
-//! one, and leave no trace on the others.
+//! Alternation (`docs/semantics.md#alternation`): wait for the first of several
+//! guards, choose exactly one, and leave no trace on the others.
 //!
 //! # Guards
 //! | guard | ready when | result |

@@ -128,7 +128,7 @@ fn precondition_false_never_chosen() {
     });
 }
 
-/// Alting barrier (B3): barrier completion racing a channel claim and timeouts.
+/// Alting barrier: barrier completion racing a channel claim and timeouts.
 /// Three ends enrolled: A (main) alts on the barrier, a receive and a timeout; B
 /// alts on the barrier, a send to A and a timeout; the third end is resigned by a
 /// third thread, which completes the barrier if A and B are both offering then (or
