@@ -129,16 +129,19 @@ impl Waiter {
         self.alting
     }
 
+    /// The one way out of `WAITING`, to `to` (a claim, or the party's own abort):
+    /// a compare-and-swap, so that exactly one event wins. The caller takes the
+    /// alting lock where the waiter needs it.
+    #[inline]
+    fn leave_waiting(&self, to: usize) -> bool {
+        self.state
+            .compare_exchange(WAITING, to, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
     /// `try_claim` for the holder of [`alting_lock`] (does not take it again).
     pub(crate) fn claim_locked(&self, token: usize) -> bool {
-        self.state
-            .compare_exchange(
-                WAITING,
-                CLAIMED | (token << TOKEN_SHIFT),
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            )
-            .is_ok()
+        self.leave_waiting(CLAIMED | (token << TOKEN_SHIFT))
     }
 
     /// Undoes a [`claim_locked`](Self::claim_locked) that has not been finished. Only
@@ -194,14 +197,7 @@ impl Waiter {
     pub fn try_claim(&self, token: usize) -> bool {
         debug_assert!(token <= MAX_TOKEN);
         let _alting = self.alting.then(alting_lock);
-        self.state
-            .compare_exchange(
-                WAITING,
-                CLAIMED | (token << TOKEN_SHIFT),
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            )
-            .is_ok()
+        self.leave_waiting(CLAIMED | (token << TOKEN_SHIFT))
     }
 
     /// Commits the wait with `token` by a plain store instead of a compare-and-swap,
@@ -256,10 +252,7 @@ impl Waiter {
         let unparker = me.unparker;
         let done = DONE | (token << TOKEN_SHIFT) | if poisoned { POISON_BIT } else { 0 };
         let alting = me.alting.then(alting_lock);
-        let won = me
-            .state
-            .compare_exchange(WAITING, done, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok();
+        let won = me.leave_waiting(done);
         // Released before the unpark, which may free the waiter.
         drop(alting);
         if won {
@@ -272,17 +265,10 @@ impl Waiter {
     /// Aborts the wait from the waiting party itself. If another party committed it
     /// first, waits for that party to finish and returns its outcome as `Err`.
     pub fn try_abort(&self, token: usize) -> Result<(), Outcome> {
-        let alting = self.alting.then(alting_lock);
-        let r = self.state.compare_exchange(
-            WAITING,
-            ABORTED | (token << TOKEN_SHIFT),
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        );
-        drop(alting);
-        match r {
-            Ok(_) => Ok(()),
-            Err(_) => Err(park::with_current(|p| self.wait_committed(p))),
+        if self.try_abort_quiet(token) {
+            Ok(())
+        } else {
+            Err(park::with_current(|p| self.wait_committed(p)))
         }
     }
 
@@ -328,16 +314,11 @@ impl Waiter {
         park::with_current(|p| self.wait_committed(p))
     }
 
+    /// [`try_abort`](Self::try_abort) without waiting: whether this party aborted
+    /// the wait itself (`false`: another party committed it first).
     pub(crate) fn try_abort_quiet(&self, token: usize) -> bool {
         let _alting = self.alting.then(alting_lock);
-        self.state
-            .compare_exchange(
-                WAITING,
-                ABORTED | (token << TOKEN_SHIFT),
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            )
-            .is_ok()
+        self.leave_waiting(ABORTED | (token << TOKEN_SHIFT))
     }
 
     /// Consumes the one unpark of a committed wait and returns its outcome.

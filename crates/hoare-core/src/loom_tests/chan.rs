@@ -3,8 +3,8 @@
 
 use crate::chan::select::{complete_recv, complete_send, SelectLock, Selected};
 use crate::chan::{
-    any2any, any2one, one2one, Channel, Entry, Packet, RawChan, RecvError, RecvTimeoutError,
-    SendTimeoutError,
+    any2any, any2one, one2one, Channel, Entry, Packet, RawChan, Receiver, RecvError,
+    RecvTimeoutError, SendTimeoutError,
 };
 use crate::waiter::{Outcome, Waiter};
 use loom::thread;
@@ -43,19 +43,28 @@ fn handoff_reader_in_thread() {
 /// waiter's outcome (it reports poison for a value the writer saw delivered).
 #[test]
 fn poison_racing_completion() {
-    loom::model(|| {
-        let (tx, rx) = any2one::<u32>();
-        let tx2 = tx.clone();
-        let writer = thread::spawn(move || tx.send(7).is_ok());
-        let poisoner = thread::spawn(move || tx2.poison());
-        let got = rx.recv();
-        let sent = writer.join().unwrap();
-        poisoner.join().unwrap();
-        assert_eq!(sent, got.is_ok(), "sent {sent}, received {got:?}");
-        if sent {
-            assert_eq!(got, Ok(7));
-        }
-    });
+    loom::model(|| writer_and_poisoner(7, |rx| rx.recv(), 7));
+}
+
+/// A writer sends `value` and a second writer poisons while the main thread
+/// receives with `recv`: the send succeeded exactly when the receive did, and then
+/// the receive gives `expect`.
+fn writer_and_poisoner(
+    value: u32,
+    recv: impl FnOnce(&Receiver<u32>) -> Result<u32, RecvError>,
+    expect: u32,
+) {
+    let (tx, rx) = any2one::<u32>();
+    let tx2 = tx.clone();
+    let writer = thread::spawn(move || tx.send(value).is_ok());
+    let poisoner = thread::spawn(move || tx2.poison());
+    let got = recv(&rx);
+    let sent = writer.join().unwrap();
+    poisoner.join().unwrap();
+    assert_eq!(sent, got.is_ok(), "sent {sent}, received {got:?}");
+    if sent {
+        assert_eq!(got, Ok(expect));
+    }
 }
 
 /// A send whose deadline passes while a receiver completes it. A timed-out send
@@ -88,19 +97,7 @@ fn timeout_racing_completion() {
 /// instead of success (the writer reports poison for a delivered value).
 #[test]
 fn poison_during_extended_rendezvous() {
-    loom::model(|| {
-        let (tx, rx) = any2one::<u32>();
-        let tx2 = tx.clone();
-        let writer = thread::spawn(move || tx.send(3).is_ok());
-        let poisoner = thread::spawn(move || tx2.poison());
-        let got = rx.recv_with(|v| v + 1);
-        let sent = writer.join().unwrap();
-        poisoner.join().unwrap();
-        assert_eq!(sent, got.is_ok(), "sent {sent}, received {got:?}");
-        if sent {
-            assert_eq!(got, Ok(4));
-        }
-    });
+    loom::model(|| writer_and_poisoner(3, |rx| rx.recv_with(|v| v + 1), 4));
 }
 
 /// Two writers on an any2any channel, the main thread reading twice: each value is
