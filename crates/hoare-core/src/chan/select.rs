@@ -24,10 +24,10 @@
 //!    is enough) and [`unregister`](SelectLock::unregister) the waiter, **always**,
 //!    before the waiter and the packets go out of scope (a set of guards whose
 //!    waiter lives on the heap may leave its entries behind instead: see
-//!    `alt::engine::Linger`). `Outcome::Done { token, poisoned: false }`: guard
-//!    `token` communicated; for a receive guard its packet now holds the value; for
-//!    a send guard the value was taken. `poisoned: true`: guard `token`'s channel
-//!    was poisoned (a send guard's packet still holds its value).
+//!    `alt::engine::Plan::LINGER`). `Outcome::Done { token, poisoned: false }`:
+//!    guard `token` communicated; for a receive guard its packet now holds the
+//!    value; for a send guard the value was taken. `poisoned: true`: guard
+//!    `token`'s channel was poisoned (a send guard's packet still holds its value).
 //!    `Aborted(TIMED_OUT)`: the timeout guard fired and no guard communicated.
 //!
 //! Alt-to-alt (both ends of one channel in alts of two processes) needs nothing
@@ -128,11 +128,12 @@ impl<'a, T> SelectLock<'a, T> {
     ///
     /// # Safety
     /// `entry`'s waiter and packet (which holds the value) must stay valid and
-    /// unmoved until the owner, after its wait ended, has called
-    /// [`unregister`](Self::unregister) on this channel (or until the channel is
-    /// gone: see `alt::engine::Linger`); the owner must be the party that waits on
-    /// the waiter. Call this only after [`try_send`](Self::try_send) said
-    /// `NotReady` under this same lock.
+    /// unmoved until the entry is [unregistered](Self::unregister) from this
+    /// channel: by the owner once its wait ended (a set whose waiter lives on the
+    /// heap may do it at its next wait or when it is dropped instead, see
+    /// `alt::engine::Plan::LINGER`). The owner must be the party that waits on the
+    /// waiter. Call this only after [`try_send`](Self::try_send) said `NotReady`
+    /// under this same lock.
     #[inline]
     pub(crate) unsafe fn register_send(&mut self, entry: Entry<T>) {
         self.g.senders.push(entry);
