@@ -43,7 +43,7 @@ fn writer_outcome(r: Result<(), SendTimeoutError<u32>>) -> Option<u32> {
 /// with `park_until` and, when that times out, reports the timeout without winning
 /// the waiter's CAS, so a writer that claimed the waiter meanwhile delivers a value
 /// the alt never reports: a writer sees `Ok` for an alt that says "timeout").
-/// Checked by making `engine::slow` wait that way: loom fails this test with
+/// Checked by making `engine::wait` wait that way: loom fails this test with
 /// `(Some(1), None)` against `(Some(1), Some(2))`.
 #[test]
 fn two_channels_and_timeout_race() {
@@ -75,7 +75,7 @@ fn two_channels_and_timeout_race() {
 /// Catches: releasing the channels' locks between the locked try and the register
 /// phase (both alts try, find nothing, then both register: a lost wake-up, and
 /// loom reports the deadlock). Checked by unlocking after the try and relocking to
-/// register in `engine::slow`: loom reports "deadlock".
+/// register in `engine::wait`: loom reports "deadlock".
 #[test]
 fn alt_to_alt_cycle() {
     loom::model(|| {
@@ -189,9 +189,9 @@ fn alting_barrier_completion_racing_channel_claim() {
 /// first, the writer's send on B claims it through that stale entry and hands 10 to
 /// B's packet while the alt takes 2 from A's buffer: 10 is lost (and the pending
 /// unpark ends the third wait before anyone committed it); before that, the
-/// overwrite of the waiter races the writer's claim on it. Checked by re-arming at
-/// the start of `RecvAny::run` in `alt/any.rs` (and not under the locks): loom
-/// fails with "Causality violation: Concurrent load and mut accesses".
+/// overwrite of the waiter races the writer's claim on it. Checked by calling
+/// `Plan::rearm` before the locks are taken in `engine::wait`: loom fails with
+/// "Causality violation: Concurrent load and mut accesses".
 ///
 /// Both threads park through a [`ModelParker`](super::ModelParker): with the
 /// core's `ThreadParker`, loom 0.7 fails this model on correct code (see there).
