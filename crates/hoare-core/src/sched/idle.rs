@@ -18,7 +18,7 @@
 //! task ([`Idle::notify_weak`]) wakes only a deep sleeper, since a light one is
 //! already watching and will steal it if its worker stops making progress.
 
-use crate::sync::{fence, lock, AtomicU64, Condvar, Mutex, Ordering};
+use crate::sync::{self, fence, lock, AtomicU64, Condvar, Mutex, Ordering};
 use std::time::Duration;
 
 const SEARCH_ONE: u64 = 1;
@@ -35,7 +35,7 @@ const SLEEP_MASK: u64 = !SEARCH_MASK;
 
 /// One worker's sleeping place: a wake flag under a mutex, and a condvar.
 #[derive(Debug, Default)]
-pub struct Sleeper {
+struct Sleeper {
     woken: Mutex<bool>,
     cv: Condvar,
 }
@@ -47,35 +47,11 @@ impl Sleeper {
     }
 
     /// Sleeps until woken or `timeout` passes; returns whether it was woken (and
-    /// consumes the wake).
+    /// consumes the wake). Under loom the timeout never fires.
     fn sleep(&self, timeout: Option<Duration>) -> bool {
-        let mut g = lock(&self.woken);
-        #[cfg(not(loom))]
-        if let Some(t) = timeout {
-            let deadline = crate::timer::deadline_after(t);
-            while !*g {
-                let now = std::time::Instant::now();
-                if now >= deadline {
-                    return false;
-                }
-                g = match self.cv.wait_timeout(g, deadline - now) {
-                    Ok((g, _)) => g,
-                    Err(p) => p.into_inner().0,
-                };
-            }
-            *g = false;
-            return true;
-        }
-        #[cfg(loom)]
-        let _ = timeout;
-        while !*g {
-            g = match self.cv.wait(g) {
-                Ok(g) => g,
-                Err(p) => p.into_inner(),
-            };
-        }
+        let (mut g, woken) = sync::wait_while_false(&self.cv, lock(&self.woken), timeout);
         *g = false;
-        true
+        woken
     }
 
     fn consume(&self) {
