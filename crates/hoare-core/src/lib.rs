@@ -24,6 +24,7 @@ pub mod registration;
 pub mod sched;
 mod sync;
 pub mod timer;
+pub mod wait;
 pub mod waiter;
 
 #[cfg(all(test, loom))]

@@ -198,6 +198,12 @@ impl<T, S: Sharing> Sender<T, S> {
         }
     }
 
+    /// The channel's identity in reports: its id, its name (see
+    /// [`ChannelBuilder::name`](super::ChannelBuilder::name)) and where it was made.
+    pub fn info(&self) -> &crate::wait::ObjInfo {
+        self.chan.info()
+    }
+
     /// Whether the channel is poisoned.
     pub fn is_poisoned(&self) -> bool {
         self.chan.is_poisoned()
@@ -347,6 +353,12 @@ impl<T, S: Sharing> Receiver<T, S> {
         if self.poisonable {
             self.chan.poison(Side::Reader);
         }
+    }
+
+    /// The channel's identity in reports: its id, its name (see
+    /// [`ChannelBuilder::name`](super::ChannelBuilder::name)) and where it was made.
+    pub fn info(&self) -> &crate::wait::ObjInfo {
+        self.chan.info()
     }
 
     /// Whether the channel is poisoned (a buffered channel poisoned by its writers
