@@ -42,6 +42,10 @@ pub use hoare_runtime::{
     MAX_STACK_SIZE, MAX_WORKERS,
 };
 
+/// Deadlock detection and the reports of blocked processes: see
+/// [`RuntimeBuilder::on_deadlock`] and [`report::Report`].
+pub use hoare_runtime::{report, OnDeadlock, Report};
+
 /// Channels: every sharing kind and buffering, poison, extended rendezvous, timeouts,
 /// factories and request–reply bundles (see [`hoare_core::chan`]).
 pub use hoare_core::chan;

@@ -37,7 +37,7 @@
 //! budget: it must call `yield_now` now and then to let others run. On a plain OS
 //! thread the budget does nothing (the OS preempts threads).
 
-use crate::sync::{self, AtomicBool, Ordering};
+use crate::sync::{self, AtomicBool, AtomicUsize, Ordering};
 use crate::waiter::Waiter;
 use std::cell::Cell;
 use std::ptr::NonNull;
@@ -264,22 +264,78 @@ pub fn in_process() -> bool {
 /// own park/unpark.
 #[derive(Debug)]
 pub struct ThreadParker {
-    token: AtomicBool,
+    /// `EMPTY`, `NOTIFIED` (a token to consume) or `SLEEPING` (parked without a
+    /// deadline and counted asleep in [`threads_awake`]).
+    token: AtomicUsize,
     thread: sync::thread::Thread,
-    /// Set by [`cancel`](ThreadParker::cancel): see [`Park::cancelled`].
     cancelled: AtomicBool,
+    /// Counted in [`threads_awake`] while not asleep (see [`register_thread`]).
+    registered: AtomicBool,
 }
+
+const EMPTY: usize = 0;
+const NOTIFIED: usize = 1;
+const SLEEPING: usize = 2;
 
 sync::thread_local_static! {
     static THREAD_PARKER: std::sync::Arc<ThreadParker> = std::sync::Arc::new(ThreadParker::new());
 }
 
+sync::global_counter! {
+    /// Plain OS threads (not workers) that blocked in or woke through hoare and are
+    /// not parked in it without a deadline now (see [`threads_awake`]).
+    fn awake_count();
+}
+
+/// How many registered plain OS threads are awake: they have blocked in or woken
+/// something through hoare (or a runtime registered them, like its thread
+/// processes), have not exited, and are not parked in a hoare wait without a
+/// deadline. While one is, it may still wake a process, so a deadlock detector
+/// must not report. The count changes only on slow paths: registration, exit, and
+/// a park without a deadline (the party that wakes such a thread counts it awake
+/// before it wakes it, so the count never reads low while a wake is under way).
+pub fn threads_awake() -> usize {
+    awake_count().load(Ordering::SeqCst)
+}
+
+/// Counts the calling thread in [`threads_awake`] from now until it exits (once;
+/// a worker thread of a runtime is never counted). A runtime calls it for threads
+/// that wake its processes or run them (thread processes), so that a thread which
+/// may still wake a process holds off the deadlock detector.
+pub fn register_thread() {
+    if worker_index() != usize::MAX {
+        return;
+    }
+    THREAD_PARKER.with(|p| p.register());
+}
+
+/// Runs `f` (a wait outside hoare that only the end of the runtime can end, like
+/// `run` waiting for its root process) with the calling thread not counted in
+/// [`threads_awake`].
+pub fn uncounted<R>(f: impl FnOnce() -> R) -> R {
+    struct Recount(bool);
+    impl Drop for Recount {
+        fn drop(&mut self) {
+            if self.0 {
+                awake_count().fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+    let counted = THREAD_PARKER.with(|p| p.registered.load(Ordering::Relaxed));
+    if counted {
+        awake_count().fetch_sub(1, Ordering::SeqCst);
+    }
+    let _recount = Recount(counted);
+    f()
+}
+
 impl ThreadParker {
     fn new() -> Self {
         Self {
-            token: AtomicBool::new(false),
+            token: AtomicUsize::new(EMPTY),
             thread: sync::thread::current(),
             cancelled: AtomicBool::new(false),
+            registered: AtomicBool::new(false),
         }
     }
 
@@ -306,13 +362,25 @@ impl ThreadParker {
         f(&p)
     }
 
+    /// Counts this (the calling) thread awake in [`threads_awake`] until it exits.
+    fn register(&self) {
+        if worker_index() != usize::MAX {
+            return;
+        }
+        if !self.registered.load(Ordering::Relaxed) {
+            self.registered.store(true, Ordering::Relaxed);
+            awake_count().fetch_add(1, Ordering::SeqCst);
+            THREAD_EXIT.with(|_| {});
+        }
+    }
+
     /// Consumes the pending unpark, if any. A compare-exchange rather than a `swap`:
     /// loom 0.7 can let a `swap` read a stale value (tokio-rs/loom#254), which made
     /// every cross-thread wake-up look lost under `--cfg loom`.
     #[inline]
     fn take_token(&self) -> bool {
         self.token
-            .compare_exchange(true, false, Ordering::Acquire, Ordering::Relaxed)
+            .compare_exchange(NOTIFIED, EMPTY, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
     }
 
@@ -324,14 +392,59 @@ impl ThreadParker {
         // Clone the handle before publishing the token: once the token is visible the
         // thread may leave its wait, exit, and drop this parker.
         let thread = me.thread.clone();
-        me.token.store(true, Ordering::Release);
+        // A compare-exchange loop, not a `swap` (see `take_token`).
+        let mut cur = me.token.load(Ordering::Acquire);
+        while let Err(now) =
+            me.token
+                .compare_exchange(cur, NOTIFIED, Ordering::AcqRel, Ordering::Acquire)
+        {
+            cur = now;
+        }
+        if cur == SLEEPING {
+            // The waker counts the sleeper awake, before the sleeper can run: the
+            // count must not read low after the waker has moved on (it may be the
+            // last awake party) and before the woken thread runs.
+            awake_count().fetch_add(1, Ordering::SeqCst);
+        }
         thread.unpark();
     }
 }
 
+/// Uncounts a registered thread when it exits.
+struct ThreadExit;
+
+impl Drop for ThreadExit {
+    fn drop(&mut self) {
+        awake_count().fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+sync::thread_local_static! {
+    static THREAD_EXIT: ThreadExit = const { ThreadExit };
+}
+
 impl Park for ThreadParker {
-    fn park(&self, _w: &Waiter) {
+    fn park(&self, w: &Waiter) {
+        self.register();
+        let mut asleep = false;
         while !self.take_token() {
+            if !asleep {
+                // A wait on an object made outside every process may be ended by
+                // a thread hoare cannot see: stay counted awake then.
+                // SAFETY: we are the waiting party, parked in this wait.
+                if unsafe { w.wait_on().outside() } {
+                    asleep = true; // (not counted: never uncount below)
+                } else if self
+                    .token
+                    .compare_exchange(EMPTY, SLEEPING, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    asleep = true;
+                    awake_count().fetch_sub(1, Ordering::SeqCst);
+                } else {
+                    continue; // notified meanwhile
+                }
+            }
             sync::thread::park();
         }
     }
@@ -339,6 +452,7 @@ impl Park for ThreadParker {
     // Under loom every deadline has passed (`sync::time::passed`): this returns
     // whether an unpark was already pending.
     fn park_until(&self, deadline: Instant, _w: Option<&Waiter>) -> bool {
+        self.register();
         loop {
             if self.take_token() {
                 return true;

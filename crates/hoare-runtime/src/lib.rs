@@ -45,8 +45,10 @@
 
 mod api;
 mod context;
+mod detect;
 mod lifecycle;
 mod proc;
+pub mod report;
 mod shared;
 mod signal;
 mod spawn;
@@ -56,6 +58,9 @@ mod sync;
 mod threads;
 mod timers;
 mod worker;
+
+pub use detect::OnDeadlock;
+pub use report::Report;
 
 pub use api::{
     default_workers, id, in_process, name, par, par2, par3, par_for, run, scope, sleep_for,

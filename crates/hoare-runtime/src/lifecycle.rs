@@ -2,8 +2,9 @@
 //! (docs/semantics.md#shutdown): stopping the workers, the sweep, waiting for
 //! the thread processes.
 
+use crate::detect::{self, Gate, OnDeadlock};
 use crate::proc::{Task, HEADER};
-use crate::shared::{Shared, WorkerShared};
+use crate::shared::{Opts, Shared, WorkerShared};
 use crate::signal;
 use crate::stack::Pool;
 use crate::sweep::{leave, live_processes, sweep};
@@ -23,6 +24,8 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 pub(crate) struct Core {
     pub(crate) shared: Arc<Shared>,
     threads: Vec<std::thread::JoinHandle<()>>,
+    /// The deadlock detector's thread (unless detection is off).
+    detector: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Core {
@@ -40,6 +43,7 @@ impl Core {
         stack: usize,
         name: String,
         shutdown_timeout: Option<Duration>,
+        opts: Opts,
     ) -> std::io::Result<Core> {
         use std::io::{Error, ErrorKind};
         let max = hoare_core::sched::MAX_WORKERS;
@@ -75,10 +79,13 @@ impl Core {
             remote_live: AtomicI64::new(0),
             threads: ThreadProcs::default(),
             shutdown_timeout,
+            opts,
+            gate: Gate::default(),
         });
         let mut core = Core {
             shared,
             threads: Vec::with_capacity(workers),
+            detector: None,
         };
         for (i, q) in queues.into_iter().enumerate() {
             let sh = core.shared.clone();
@@ -98,6 +105,18 @@ impl Core {
                 }
             }
         }
+        if opts.on_deadlock != OnDeadlock::Ignore {
+            match detect::start(&core.shared) {
+                Ok(t) => core.detector = Some(t),
+                Err(e) => {
+                    drop(core);
+                    return Err(Error::new(
+                        e.kind(),
+                        format!("hoare: cannot start the deadlock detector thread: {e}"),
+                    ));
+                }
+            }
+        }
         Ok(core)
     }
 
@@ -112,6 +131,10 @@ impl Core {
     pub(crate) fn shutdown(&mut self) {
         let sh = self.shared.clone();
         sh.shutdown.store(true, Ordering::SeqCst);
+        sh.idle.stop_watch();
+        if let Some(d) = self.detector.take() {
+            let _ = d.join();
+        }
         sh.idle.notify_all();
         let started = Instant::now();
         let grace = started + SHUTDOWN_GRACE;
@@ -120,6 +143,11 @@ impl Core {
             return;
         }
         let mut pending = live_processes(&sh);
+        if sh.opts.leak_report {
+            if let Some(r) = detect::leak_report(&pending) {
+                eprintln!("{r}");
+            }
+        }
         // SAFETY: the workers are stopped; the sweep owns these processes.
         unsafe { sweep(&mut pending) };
         sh.threads.cancel_all();
@@ -213,7 +241,7 @@ impl Core {
 
 impl Drop for Core {
     fn drop(&mut self) {
-        if !self.threads.is_empty() {
+        if !self.threads.is_empty() || self.detector.is_some() {
             self.shutdown();
         }
     }

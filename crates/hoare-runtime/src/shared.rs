@@ -4,6 +4,7 @@
 //! how a task gets to a worker from outside it.
 
 use crate::context;
+use crate::detect::{Gate, OnDeadlock};
 use crate::proc::{self, Proc, Task, PIN_PENDING};
 use crate::stack::Pool;
 use crate::threads::ThreadProcs;
@@ -80,6 +81,17 @@ pub(crate) struct Shared {
     /// How long shutdown waits for processes that keep their worker and for
     /// thread processes before it gives up (`None`: for ever).
     pub(crate) shutdown_timeout: Option<Duration>,
+    /// The options that shape reports and detection.
+    pub(crate) opts: Opts,
+    /// Where `run` waits for its root (or a deadlock report).
+    pub(crate) gate: Gate,
+}
+
+/// Options of a runtime beyond its size (see `RuntimeBuilder`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Opts {
+    pub(crate) on_deadlock: OnDeadlock,
+    pub(crate) leak_report: bool,
 }
 
 impl Proc {
@@ -110,6 +122,9 @@ impl Shared {
 
     /// Queues a task from outside this runtime's workers.
     pub(crate) fn push_remote(&self, t: Task) {
+        // A thread that wakes a process may wake more: it holds off the deadlock
+        // detector from now on (see `hoare_core::park::threads_awake`).
+        hoare_core::park::register_thread();
         if let Some(t) = self.route_pinned(t, usize::MAX) {
             self.injector.push(t);
             self.idle.notify_one();

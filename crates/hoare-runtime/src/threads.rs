@@ -49,6 +49,9 @@ impl ThreadProcs {
 
     /// Called on the thread process's own thread when it starts.
     pub(crate) fn started(&self, id: u64) {
+        // Counted awake for the deadlock detector until it parks (see
+        // `hoare_core::park::threads_awake`).
+        hoare_core::park::register_thread();
         let me = ThreadParker::current();
         let mut st = self.lock();
         if st.cancelling {
@@ -57,6 +60,21 @@ impl ThreadProcs {
         if let Some(t) = st.live.iter_mut().find(|t| t.id == id) {
             t.parker = Some(me);
         }
+    }
+
+    /// Whether every thread process has started (one that has not is not counted
+    /// by `hoare_core::park::threads_awake` yet, and may still wake a process).
+    pub(crate) fn all_started(&self) -> bool {
+        self.lock().live.iter().all(|t| t.parker.is_some())
+    }
+
+    /// The live thread processes: id, name, spawn site (for reports).
+    pub(crate) fn snapshot(&self) -> Vec<(u64, Option<String>, &'static Location<'static>)> {
+        self.lock()
+            .live
+            .iter()
+            .map(|t| (t.id, t.name.clone(), t.site))
+            .collect()
     }
 
     /// Called when the thread process has ended (or its thread could not start).

@@ -66,6 +66,9 @@ pub struct Idle {
     state: AtomicU64,
     sleepers: Mutex<Sleepers>,
     parkers: Box<[Sleeper]>,
+    /// Signalled (under `sleepers`) when every worker sleeps without a deadline,
+    /// and at [`stop_watch`](Idle::stop_watch): a deadlock detector waits on it.
+    all_asleep: Condvar,
 }
 
 /// The registered sleepers, and which of them sleep lightly.
@@ -73,9 +76,29 @@ pub struct Idle {
 struct Sleepers {
     list: Vec<usize>,
     light: Box<[bool]>,
+    /// Which workers sleep without a deadline (and are still in `list`).
+    indefinite: Box<[bool]>,
+    /// How many do: when it equals the number of workers, no worker can run
+    /// anything until somebody notifies one (the deadlock detector's count).
+    /// Changed only under this lock: by the sleeper going to sleep, and by whoever
+    /// takes it off `list` (a notifier counts it awake before it wakes, the
+    /// "waker counts" rule: otherwise the count could read "all asleep" after
+    /// the notifier left and before the woken worker counted itself).
+    asleep: usize,
+    /// Bumped every time `asleep` reaches the number of workers.
+    epoch: u64,
+    /// Set by `stop_watch`.
+    unwatched: bool,
 }
 
 impl Sleepers {
+    /// Takes worker `i` off the indefinite count (it is leaving `list`).
+    fn wake_count(&mut self, i: usize) {
+        if std::mem::replace(&mut self.indefinite[i], false) {
+            self.asleep -= 1;
+        }
+    }
+
     /// The state delta of removing worker `i` as a sleeper.
     fn one(&self, i: usize) -> u64 {
         if self.light[i] {
@@ -101,8 +124,13 @@ impl Idle {
             sleepers: Mutex::new(Sleepers {
                 list: Vec::with_capacity(workers),
                 light: vec![false; workers].into_boxed_slice(),
+                indefinite: vec![false; workers].into_boxed_slice(),
+                asleep: 0,
+                epoch: 0,
+                unwatched: false,
             }),
             parkers: (0..workers).map(|_| Sleeper::default()).collect(),
+            all_asleep: Condvar::new(),
         }
     }
 
@@ -158,6 +186,7 @@ impl Idle {
         fence(Ordering::SeqCst);
         let mut sl = lock(&self.sleepers);
         while let Some(i) = sl.list.pop() {
+            sl.wake_count(i);
             let one = sl.one(i);
             self.state
                 .fetch_add(SEARCH_ONE.wrapping_sub(one), Ordering::SeqCst);
@@ -177,6 +206,7 @@ impl Idle {
         };
         let Some(pos) = pos else { return };
         let i = sl.list.swap_remove(pos);
+        sl.wake_count(i);
         let one = sl.one(i);
         // The woken worker starts out searching. The flag is set under the sleepers
         // lock so `cancel_sleep`, seeing the worker gone from the list, knows the
@@ -258,6 +288,7 @@ impl Idle {
         let mut sl = lock(&self.sleepers);
         if let Some(pos) = sl.list.iter().position(|&w| w == i) {
             sl.list.swap_remove(pos);
+            sl.wake_count(i);
             let one = sl.one(i);
             self.state.fetch_sub(one, Ordering::SeqCst);
             false
@@ -270,9 +301,66 @@ impl Idle {
         }
     }
 
+    /// Worker `i` is about to sleep without a deadline: counts it asleep, unless a
+    /// notifier took it off the list already (then its sleep returns at once).
+    fn count_asleep(&self, i: usize) {
+        let mut sl = lock(&self.sleepers);
+        if !sl.indefinite[i] && sl.list.contains(&i) {
+            sl.indefinite[i] = true;
+            sl.asleep += 1;
+            if sl.asleep == self.parkers.len() {
+                sl.epoch += 1;
+                self.all_asleep.notify_all();
+            }
+        }
+    }
+
+    /// Waits until every worker sleeps without a deadline, in a state other than
+    /// the one numbered `after` (0: any), and returns that state's number: pass it
+    /// to [`with_all_asleep`](Self::with_all_asleep) to make sure no worker ran in
+    /// between. `None` once [`stop_watch`](Self::stop_watch) was called. For a
+    /// deadlock detector.
+    pub fn wait_all_asleep(&self, after: u64) -> Option<u64> {
+        let mut sl = lock(&self.sleepers);
+        while !sl.unwatched && (sl.asleep < self.parkers.len() || sl.epoch == after) {
+            sl = match self.all_asleep.wait(sl) {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+        }
+        (!sl.unwatched).then_some(sl.epoch)
+    }
+
+    /// Runs `f` if every worker has slept without a deadline since
+    /// [`wait_all_asleep`](Self::wait_all_asleep) returned `epoch`, holding the
+    /// lock every notifier needs: no worker can be woken while `f` runs.
+    pub fn with_all_asleep<R>(&self, epoch: u64, f: impl FnOnce() -> R) -> Option<R> {
+        let sl = lock(&self.sleepers);
+        if sl.unwatched || sl.asleep < self.parkers.len() || sl.epoch != epoch {
+            return None;
+        }
+        let r = f();
+        drop(sl);
+        Some(r)
+    }
+
+    /// Whether every worker sleeps without a deadline now (a snapshot).
+    pub fn all_asleep(&self) -> bool {
+        lock(&self.sleepers).asleep == self.parkers.len()
+    }
+
+    /// Ends [`wait_all_asleep`](Self::wait_all_asleep) for good (shutdown).
+    pub fn stop_watch(&self) {
+        lock(&self.sleepers).unwatched = true;
+        self.all_asleep.notify_all();
+    }
+
     /// Worker `i` sleeps after [`prepare_sleep`](Self::prepare_sleep) until woken or
     /// `timeout` passes. Returns whether it is now searching (woken by a notifier).
     pub fn sleep(&self, i: usize, timeout: Option<Duration>) -> bool {
+        if timeout.is_none() {
+            self.count_asleep(i);
+        }
         if self.parkers[i].sleep(timeout) {
             return true;
         }

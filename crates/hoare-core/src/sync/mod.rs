@@ -10,7 +10,7 @@
 //! | atomics, [`Arc`], [`Mutex`], [`Condvar`], [`thread`], [`UnsafeCell`] | `std`'s | loom's: it sees every access |
 //! | [`SpinLock`] (a channel's lock) | a test-and-test-and-set spin lock | a loom [`Mutex`]: loom sees every acquisition |
 //! | [`thread_local_static!`] | `std::thread_local!` | `loom::thread_local!` (per model thread) |
-//! | [`global_lock!`] | a `static` mutex | a mutex made afresh for each model execution |
+//! | [`global_lock!`], [`global_counter!`] | a `static` mutex, atomic | made afresh for each model execution |
 //! | [`time::passed`] | the clock | always `true`: a deadline has passed as soon as it is asked about, so a model explores a timeout racing everything that happened before it |
 //! | [`Condvar::wait_timeout`] | times out | never times out (loom has no clock): a model explores the wake-up |
 //! | [`parallelism`] | the machine's | 2: enough to model structures kept per worker |
@@ -159,6 +159,24 @@ macro_rules! global_lock {
     };
 }
 pub(crate) use global_lock;
+
+/// Defines `fn $name() -> &'static AtomicUsize`: one process-wide counter (made
+/// afresh for each model execution under loom).
+macro_rules! global_counter {
+    ($(#[$m:meta])* $vis:vis fn $name:ident();) => {
+        $(#[$m])*
+        $vis fn $name() -> &'static $crate::sync::AtomicUsize {
+            #[cfg(not(loom))]
+            static COUNT: $crate::sync::AtomicUsize = $crate::sync::AtomicUsize::new(0);
+            #[cfg(loom)]
+            loom::lazy_static! {
+                static ref COUNT: $crate::sync::AtomicUsize = $crate::sync::AtomicUsize::new(0);
+            }
+            &COUNT
+        }
+    };
+}
+pub(crate) use global_counter;
 
 /// Under loom a channel's short lock is a loom mutex, so loom sees every
 /// acquisition (the spin lock of a normal build would make loom explore its spins).

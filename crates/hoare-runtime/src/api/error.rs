@@ -1,5 +1,6 @@
 //! Why a process produced no result ([`ProcessError`]), and why a spawn failed.
 
+use crate::report::Report;
 use crate::spawn::SpawnError;
 use std::any::Any;
 use std::fmt;
@@ -19,6 +20,10 @@ pub enum ProcessError {
     /// The runtime shut down (its root process returned) before the process
     /// finished; it was unwound.
     Cancelled,
+    /// Every live process of the runtime was blocked and nothing could wake any
+    /// of them: the report names each, where it was spawned and what it waited
+    /// on (see [`RuntimeBuilder::on_deadlock`](crate::RuntimeBuilder::on_deadlock)).
+    Deadlock(Box<Report>),
 }
 
 impl ProcessError {
@@ -26,7 +31,7 @@ impl ProcessError {
     pub fn message(&self) -> Option<&str> {
         match self {
             ProcessError::Panicked { message } => Some(message),
-            ProcessError::Cancelled => None,
+            ProcessError::Cancelled | ProcessError::Deadlock(_) => None,
         }
     }
 
@@ -48,6 +53,7 @@ impl ProcessError {
         match self {
             ProcessError::Panicked { message } => resume_unwind(Box::new(message)),
             ProcessError::Cancelled => panic!("hoare: process cancelled by runtime shutdown"),
+            ProcessError::Deadlock(report) => panic!("{report}"),
         }
     }
 }
@@ -57,6 +63,7 @@ impl fmt::Display for ProcessError {
         match self {
             ProcessError::Panicked { message } => write!(f, "process panicked: {message}"),
             ProcessError::Cancelled => f.write_str("process cancelled by runtime shutdown"),
+            ProcessError::Deadlock(report) => write!(f, "{report}"),
         }
     }
 }

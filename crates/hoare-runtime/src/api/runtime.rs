@@ -4,7 +4,9 @@
 use super::builder::DEFAULT_STACK_SIZE;
 use super::error::{spawn_error, ProcessError};
 use super::join::{run_body, Finish, Process, SlotRef};
+use crate::detect::{OnDeadlock, RootDone};
 use crate::lifecycle::Core;
+use crate::shared::Opts;
 use crate::shared::Shared;
 use crate::spawn::{self, SpawnOpts};
 use std::fmt;
@@ -39,6 +41,7 @@ pub struct RuntimeBuilder {
     stack_size: usize,
     thread_name: String,
     shutdown_timeout: Option<Duration>,
+    opts: Opts,
 }
 
 impl Default for RuntimeBuilder {
@@ -48,6 +51,7 @@ impl Default for RuntimeBuilder {
             stack_size: DEFAULT_STACK_SIZE,
             thread_name: "hoare-worker".into(),
             shutdown_timeout: None,
+            opts: Opts::default(),
         }
     }
 }
@@ -100,6 +104,45 @@ impl RuntimeBuilder {
         self.shutdown_timeout = Some(timeout);
         self
     }
+    /// What the runtime does when every live process is blocked and nothing can
+    /// wake any of them (see [`run`](crate::run) for when hoare can be sure).
+    /// Default [`OnDeadlock::Fail`]: `try_run` returns
+    /// [`ProcessError::Deadlock`] with a report naming each blocked process, where
+    /// it was spawned and what it waits on; `run` panics with the report.
+    /// [`OnDeadlock::Warn`] prints the report and keeps waiting (for programs fed
+    /// by threads the runtime cannot see); [`OnDeadlock::Ignore`] does not look
+    /// (and starts no detector thread).
+    ///
+    /// ```
+    /// use hoare_runtime::{OnDeadlock, ProcessError, Runtime};
+    /// let r = Runtime::builder().workers(1).on_deadlock(OnDeadlock::Fail).build().try_run(|| {
+    ///     let (a_tx, a_rx) = hoare_core::chan::Channel::builder().name("a").one2one::<u8>();
+    ///     let (b_tx, b_rx) = hoare_core::chan::Channel::builder().name("b").one2one::<u8>();
+    ///     let p = hoare_runtime::Builder::new().name("p2").spawn(move || {
+    ///         b_tx.send(1).ok();
+    ///         a_rx.recv().ok();
+    ///     });
+    ///     a_tx.send(1).ok(); // p2 sends on b first: neither can go on
+    ///     b_rx.recv().ok();
+    ///     p.join().ok();
+    /// });
+    /// let Err(ProcessError::Deadlock(report)) = r else { panic!("no deadlock: {r:?}") };
+    /// let text = report.to_string();
+    /// assert!(text.contains("process 'p2'") && text.contains("send on channel 'b'"), "{text}");
+    /// ```
+    pub fn on_deadlock(mut self, what: OnDeadlock) -> Self {
+        self.opts.on_deadlock = what;
+        self
+    }
+
+    /// Prints a *leak report* on standard error at shutdown: the processes still
+    /// blocked when the root process returned (which the shutdown then unwinds),
+    /// each with where it was spawned and what it waits on. Default: off.
+    pub fn leak_report(mut self, on: bool) -> Self {
+        self.opts.leak_report = on;
+        self
+    }
+
     /// Starts the workers.
     ///
     /// # Panics
@@ -127,6 +170,7 @@ impl RuntimeBuilder {
                 self.stack_size,
                 self.thread_name,
                 self.shutdown_timeout,
+                self.opts,
             )?,
         })
     }
@@ -217,7 +261,8 @@ impl Runtime {
 
     /// Runs `f` as the root process, waits for it, then shuts down: processes still
     /// blocked are unwound (their destructors run). Returns `f`'s result or the
-    /// error that ended it.
+    /// error that ended it: its panic, or [`ProcessError::Deadlock`] if every
+    /// process blocked with nothing left to wake any (see [`crate::run`]).
     #[track_caller]
     pub fn try_run<P>(mut self, f: P) -> Result<P::Output, ProcessError>
     where
@@ -238,10 +283,23 @@ impl Runtime {
         };
         // SAFETY: `f` may borrow from the caller: we join the root and, at shutdown,
         // unwind every other process before returning.
-        if let Err(e) = unsafe { spawn::spawn_raw(opts, move || run_body(f, fin)) } {
+        let done = RootDone(shared.clone());
+        if let Err(e) = unsafe {
+            spawn::spawn_raw(opts, move || {
+                let _done = done;
+                run_body(f, fin)
+            })
+        } {
             // A fresh runtime's default stack was checked when it started: only
             // the OS can refuse the memory here.
             panic!("hoare: cannot start the root process: {}", spawn_error(e));
+        }
+        // Not counted as a thread that may wake a process while it waits here
+        // (only the root's end or the detector end this wait).
+        if let Some(report) = hoare_core::park::uncounted(|| shared.gate.wait()) {
+            self.core.shutdown();
+            drop(slot);
+            return Err(ProcessError::Deadlock(Box::new(report)));
         }
         let r = slot.join();
         self.core.shutdown();

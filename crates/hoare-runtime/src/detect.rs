@@ -1,0 +1,350 @@
+//! Deadlock detection (docs/semantics.md#deadlock): a thread per runtime that
+//! waits until every worker sleeps without a deadline, checks (with the workers
+//! held asleep) that nothing can wake any process, and then ends `run` with a
+//! report naming each blocked process and what it waits on. Also the stall
+//! report and the leak report, which describe blocked processes the same way.
+//!
+//! Why a report can be trusted (no false deadlock):
+//! * a worker counts asleep only while it sleeps without a deadline, so a pending
+//!   timer (a `sleep_for`, a timeout) keeps the runtime awake; and a notifier
+//!   counts the worker it wakes awake again before it wakes it, under the lock
+//!   the detector holds while it looks (`hoare_core::sched::Idle`);
+//! * a plain OS thread that blocked in or woke through hoare, and every thread
+//!   process, counts awake unless parked in a hoare wait without a deadline
+//!   (`hoare_core::park::threads_awake`), and the party that wakes it counts it
+//!   awake first; a thread process that has not started yet counts awake;
+//! * a process whose wait is being ended (its waiter is claimed) is not blocked;
+//! * a wait on a channel or barrier made outside every process is never counted as
+//!   deadlocked: a plain thread the runtime cannot see may end it.
+//!
+//! What it cannot see: a plain OS thread that holds an end of a channel made
+//! inside a process and has not yet used hoare (it may send later) — use
+//! `spawn_blocking` for such threads, make the channel outside, or set
+//! `OnDeadlock::Warn`.
+
+use crate::proc::Proc;
+use crate::report::{Blocked, Report, ReportKind};
+use crate::shared::Shared;
+use crate::stack::Pool;
+use crate::sync::lock;
+use hoare_core::wait::Wait;
+use hoare_core::waiter::Waiter;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+/// What the runtime does when it finds a deadlock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OnDeadlock {
+    /// End `run` with the report (the default): `try_run` returns
+    /// [`ProcessError::Deadlock`](crate::ProcessError::Deadlock), `run` panics
+    /// with the report's text, and the blocked processes are unwound.
+    #[default]
+    Fail,
+    /// Print the report on standard error once and keep waiting (for programs fed
+    /// by threads the runtime cannot see).
+    Warn,
+    /// Do not look.
+    Ignore,
+}
+
+/// How long the detector lets "every worker asleep" last before it looks: a
+/// process that is about to be woken by a thread which has just registered gets
+/// this long.
+const DEBOUNCE: Duration = Duration::from_millis(2);
+
+/// The longest the detector sleeps between looks while a registered thread is
+/// awake (it may be about to wake a process, or never).
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The verdict of one look.
+enum Look {
+    /// A deadlock: the report.
+    Deadlock(Report),
+    /// Not now, but look again soon if nothing changes (a thread is awake, a
+    /// thread process has not started, a wake is under way).
+    NotYet,
+    /// No deadlock in this state (a wait on an object made outside, the root has
+    /// returned): look again only once the workers have run.
+    No,
+}
+
+/// Starts the detector thread of a runtime (when deadlocks or stalls are looked
+/// for). It holds the runtime weakly and ends at shutdown.
+pub(crate) fn start(sh: &Arc<Shared>) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let weak = Arc::downgrade(sh);
+    std::thread::Builder::new()
+        .name(format!("{}-detector", sh.thread_name))
+        .spawn(move || detector(weak))
+}
+
+fn detector(weak: Weak<Shared>) {
+    let mut seen = 0u64;
+    loop {
+        let Some(sh) = weak.upgrade() else { return };
+        // Shutdown stops the watch (and joins this thread).
+        let Some(epoch) = sh.idle.wait_all_asleep(seen) else {
+            return;
+        };
+        drop(sh);
+        std::thread::sleep(DEBOUNCE);
+        let mut backoff = DEBOUNCE;
+        loop {
+            let Some(sh) = weak.upgrade() else { return };
+            let look = sh.idle.with_all_asleep(epoch, || look(&sh));
+            match look {
+                // The workers ran meanwhile: wait for the next time they all sleep.
+                None => break,
+                Some(Look::No) => {
+                    seen = epoch;
+                    break;
+                }
+                Some(Look::NotYet) => {
+                    drop(sh);
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                }
+                Some(Look::Deadlock(report)) => {
+                    seen = epoch;
+                    match sh.opts.on_deadlock {
+                        OnDeadlock::Fail => {
+                            sh.gate.deadlock(report);
+                            return;
+                        }
+                        _ => {
+                            eprintln!("{report}");
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One look at a runtime whose workers all sleep without a deadline (the caller
+/// holds them asleep).
+fn look(sh: &Shared) -> Look {
+    if sh.gate.root_done() {
+        return Look::No;
+    }
+    if hoare_core::park::threads_awake() > 0 || !sh.threads.all_started() {
+        return Look::NotYet;
+    }
+    let mut blocked = Vec::new();
+    let mut stacks = Vec::new();
+    for p in live(sh) {
+        // SAFETY: with every worker asleep, a live process is parked (nothing can
+        // run it), so its header and the waiter it parked on are stable while the
+        // caller holds the workers asleep.
+        let proc = unsafe { &*p };
+        let w = proc.waiting.get();
+        if w.is_null() {
+            // Parked outside a wait (a sleep whose timer is being handed over).
+            return Look::NotYet;
+        }
+        // SAFETY: as above: the waiter is on the parked process's stack.
+        let waiter = unsafe { &*w };
+        if !waiter.is_waiting() {
+            // Somebody is ending this wait right now.
+            return Look::NotYet;
+        }
+        // SAFETY: the process is parked in this wait.
+        let Some(wait) = (unsafe { waiter.wait_on().describe() }) else {
+            return Look::NotYet;
+        };
+        if wait.objects().iter().any(|o| o.outside) {
+            return Look::No;
+        }
+        stacks.push((w as usize, p as usize));
+        blocked.push(entry(proc, "process", wait));
+    }
+    if blocked.is_empty() {
+        return Look::No;
+    }
+    holds(&mut blocked, &stacks);
+    for t in sh.threads.snapshot() {
+        blocked.push(Blocked {
+            id: t.0,
+            name: t.1,
+            site: Some(t.2),
+            kind: "thread process",
+            wait: Wait::Other("a hoare operation on its own OS thread".into()),
+            holds: Vec::new(),
+        });
+    }
+    Look::Deadlock(Report::new(ReportKind::Deadlock, blocked))
+}
+
+/// A report entry for a process.
+fn entry(proc: &Proc, kind: &'static str, wait: Wait) -> Blocked {
+    Blocked {
+        id: proc.id,
+        name: proc.name.as_deref().map(str::to_owned),
+        site: Some(proc.site),
+        kind,
+        wait,
+        holds: Vec::new(),
+    }
+}
+
+/// Every live process of the runtime, oldest first.
+fn live(sh: &Shared) -> Vec<*mut Proc> {
+    let mut pools: Vec<*const Pool> = vec![&sh.pool as *const Pool];
+    pools.extend(lock(&sh.pools).iter().map(|p| &**p as *const Pool));
+    let mut live = Vec::new();
+    for &pool in &pools {
+        // SAFETY: pools live as long as `sh`.
+        let pool = unsafe { &*pool };
+        for slot in pool.carved_slots() {
+            let hp = (slot + pool.header_offset()) as *mut Proc;
+            // SAFETY: every carved slot's header was written by a spawn or zeroed.
+            if unsafe { (*hp).live.get() } {
+                live.push(hp);
+            }
+        }
+    }
+    // SAFETY: as above.
+    live.sort_by_key(|&p| unsafe { (*p).id });
+    live
+}
+
+/// Fills in, for each blocked process, the objects of the report it keeps an end
+/// of on its stack: the words between the waiter (deep in the blocking
+/// operation's frame) and the header (the top) that point at an object or just
+/// before it (an end is an `Arc`, which points at the reference counts in front
+/// of the object). For the wait-for cycle only: a false match could at worst
+/// show a wrong cycle, never cause a report.
+fn holds(blocked: &mut [Blocked], stacks: &[(usize, usize)]) {
+    /// How far in front of an object an `Arc` to it may point (its counts, and
+    /// alignment padding up to a barrier's 128-byte groups).
+    const ARC_HEADER: usize = 128;
+    let mut keys: Vec<usize> = blocked
+        .iter()
+        .flat_map(|b| b.wait.objects().into_iter().map(|o| o.key))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    if keys.is_empty() {
+        return;
+    }
+    let (lo, hi) = (keys[0] - ARC_HEADER.min(keys[0]), keys[keys.len() - 1]);
+    for (b, &(from, to)) in blocked.iter_mut().zip(stacks) {
+        let mut found = Vec::new();
+        let mut a = (from + 7) & !7;
+        while a + 8 <= to {
+            // SAFETY: the range lies within the parked process's stack slot, which
+            // is mapped and not being written (the process cannot run).
+            let word = unsafe { std::ptr::read_volatile(a as *const usize) };
+            if (lo..=hi).contains(&word) {
+                let i = keys.partition_point(|&k| k < word);
+                if let Some(&k) = keys.get(i) {
+                    if k - word <= ARC_HEADER && !found.contains(&k) {
+                        found.push(k);
+                    }
+                }
+            }
+            a += 8;
+        }
+        b.holds = found;
+    }
+}
+
+/// The leak report (at shutdown, the workers stopped): the processes still
+/// parked in a wait when the root returned.
+pub(crate) fn leak_report(pending: &[(*mut Proc, bool)]) -> Option<Report> {
+    let mut blocked = Vec::new();
+    let mut stacks = Vec::new();
+    for &(p, parked) in pending {
+        if !parked {
+            continue;
+        }
+        // SAFETY: the workers are stopped and the sweep owns `p`, which has not
+        // been unwound yet: its header and the waiter it parked on are intact.
+        let proc = unsafe { &*p };
+        let w: *const Waiter = proc.waiting.get();
+        // SAFETY: as above.
+        let wait = (!w.is_null())
+            .then(|| unsafe { (*w).wait_on().describe() })
+            .flatten()
+            .unwrap_or(Wait::Other("a sleep".into()));
+        let from = if w.is_null() { p as usize } else { w as usize };
+        stacks.push((from, p as usize));
+        blocked.push(entry(proc, "process", wait));
+    }
+    if blocked.is_empty() {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..blocked.len()).collect();
+    order.sort_by_key(|&i| blocked[i].id);
+    let blocked: Vec<Blocked> = order.iter().map(|&i| blocked[i].clone()).collect();
+    let stacks: Vec<(usize, usize)> = order.iter().map(|&i| stacks[i]).collect();
+    let mut blocked = blocked;
+    holds(&mut blocked, &stacks);
+    Some(Report::new(ReportKind::Leak, blocked))
+}
+
+/// Where `run` waits: for its root process to return, or for the detector to
+/// report a deadlock.
+#[derive(Default)]
+pub(crate) struct Gate {
+    state: std::sync::Mutex<GateState>,
+    cv: std::sync::Condvar,
+}
+
+#[derive(Default)]
+struct GateState {
+    root_done: bool,
+    deadlock: Option<Report>,
+}
+
+impl Gate {
+    /// Whether the root process has returned (then nothing is a deadlock: the
+    /// runtime is about to shut down).
+    pub(crate) fn root_done(&self) -> bool {
+        lock(&self.state).root_done
+    }
+
+    /// The root process has returned.
+    pub(crate) fn finish_root(&self) {
+        lock(&self.state).root_done = true;
+        self.cv.notify_all();
+    }
+
+    /// The detector found a deadlock.
+    fn deadlock(&self, report: Report) {
+        let mut st = lock(&self.state);
+        if !st.root_done {
+            st.deadlock = Some(report);
+        }
+        drop(st);
+        self.cv.notify_all();
+    }
+
+    /// Waits for the root to return (`None`) or for a deadlock report.
+    pub(crate) fn wait(&self) -> Option<Report> {
+        let mut st = lock(&self.state);
+        loop {
+            if let Some(r) = st.deadlock.take() {
+                return Some(r);
+            }
+            if st.root_done {
+                return None;
+            }
+            st = match self.cv.wait(st) {
+                Ok(g) => g,
+                Err(p) => p.into_inner(),
+            };
+        }
+    }
+}
+
+/// Marks the root process done when dropped (it returned, panicked or was
+/// unwound).
+pub(crate) struct RootDone(pub(crate) Arc<Shared>);
+
+impl Drop for RootDone {
+    fn drop(&mut self) {
+        self.0.gate.finish_root();
+    }
+}
