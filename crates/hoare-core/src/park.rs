@@ -370,7 +370,6 @@ impl ThreadParker {
         if !self.registered.load(Ordering::Relaxed) {
             self.registered.store(true, Ordering::Relaxed);
             awake_count().fetch_add(1, Ordering::SeqCst);
-            THREAD_EXIT.with(|_| {});
         }
     }
 
@@ -410,17 +409,24 @@ impl ThreadParker {
     }
 }
 
-/// Uncounts a registered thread when it exits.
-struct ThreadExit;
-
-impl Drop for ThreadExit {
+/// A registered thread stops counting when its parker goes: its thread has
+/// exited (and whoever else held the parker let go of it).
+impl Drop for ThreadParker {
     fn drop(&mut self) {
-        awake_count().fetch_sub(1, Ordering::SeqCst);
+        if self.registered.load(Ordering::Relaxed) {
+            awake_count().fetch_sub(1, Ordering::SeqCst);
+        }
     }
 }
 
-sync::thread_local_static! {
-    static THREAD_EXIT: ThreadExit = const { ThreadExit };
+/// Stops counting the calling thread in [`threads_awake`] (as its exit would).
+#[cfg(all(test, loom))]
+pub(crate) fn unregister_thread() {
+    THREAD_PARKER.with(|p| {
+        if p.registered.swap(false, Ordering::Relaxed) {
+            awake_count().fetch_sub(1, Ordering::SeqCst);
+        }
+    });
 }
 
 impl Park for ThreadParker {

@@ -11,6 +11,7 @@
 //! everything that happened before it.
 
 mod alt;
+mod awake;
 mod barrier;
 mod cancel;
 mod chan;

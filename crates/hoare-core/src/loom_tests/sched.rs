@@ -12,7 +12,7 @@ fn take(work: &AtomicUsize) -> bool {
 
 /// One worker's idle loop: look for work, register as a sleeper, look again, sleep
 /// (lightly, with a timeout that loom never fires, if `light`).
-fn worker_until_work(idle: &Idle, work: &AtomicUsize, mut searching: bool, light: bool) {
+pub(super) fn worker_until_work(idle: &Idle, work: &AtomicUsize, mut searching: bool, light: bool) {
     loop {
         if take(work) {
             if searching {

@@ -335,8 +335,14 @@ impl Idle {
     /// [`wait_all_asleep`](Self::wait_all_asleep) returned `epoch`, holding the
     /// lock every notifier needs: no worker can be woken while `f` runs.
     pub fn with_all_asleep<R>(&self, epoch: u64, f: impl FnOnce() -> R) -> Option<R> {
+        self.if_all_asleep(Some(epoch), f)
+    }
+
+    /// Runs `f` if every worker sleeps without a deadline (in state `epoch`, if
+    /// given), holding the lock every notifier needs.
+    pub(crate) fn if_all_asleep<R>(&self, epoch: Option<u64>, f: impl FnOnce() -> R) -> Option<R> {
         let sl = lock(&self.sleepers);
-        if sl.unwatched || sl.asleep < self.parkers.len() || sl.epoch != epoch {
+        if sl.unwatched || sl.asleep < self.parkers.len() || epoch.is_some_and(|e| e != sl.epoch) {
             return None;
         }
         let r = f();
