@@ -24,6 +24,21 @@ TEST(Failures, RustPanicBecomesError) {
                hoare::Error);
 }
 
+TEST(Failures, DeadlockIsReported) {
+  try {
+    hoare::run(hoare::RunOptions{2, 0}, [] {
+      auto [tx, rx] = hoare::channel<int>();
+      rx.recv();  // nobody will ever send
+    });
+    FAIL() << "no exception";
+  } catch (const hoare::Deadlock& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("deadlock"), std::string::npos) << m;
+    EXPECT_NE(m.find("recv on channel"), std::string::npos) << m;
+    EXPECT_NE(m.find("process 'main'"), std::string::npos) << m;
+  }
+}
+
 TEST(Failures, SpawnOutsideARuntime) {
   EXPECT_THROW(hoare::spawn([] { return 1; }), hoare::Error);
   EXPECT_THROW(hoare::par([] {}, [] {}), hoare::Error);

@@ -37,6 +37,8 @@ pub use chan::Buffer as Buf;
 pub fn process_error(e: ProcessError) -> String {
     match e {
         ProcessError::Cancelled => super::CANCELLED.to_string(),
+        // Starts "hoare: deadlock:" (hoare::Deadlock in C++).
+        ProcessError::Deadlock(report) => report.to_string(),
         e => format!("hoare: {e}"),
     }
 }

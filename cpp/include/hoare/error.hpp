@@ -39,4 +39,12 @@ class Cancelled : public Error {
   using Error::Error;
 };
 
+// Thrown by run() when every process of the runtime is blocked and nothing can
+// wake any of them. what() is the report: each blocked process (name or id, where
+// it was spawned), what it waits on, and the wait-for cycle if one was found.
+class Deadlock : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace hoare

@@ -18,7 +18,9 @@ namespace hoare {
 namespace detail {
 [[noreturn]] inline void throw_error(const rust::Error& e) {
   static constexpr char cancelled[] = "hoare: cancelled";
+  static constexpr char deadlock[] = "hoare: deadlock";
   if (std::string(e.what()).rfind(cancelled, 0) == 0) throw Cancelled(e.what());
+  if (std::string(e.what()).rfind(deadlock, 0) == 0) throw Deadlock(e.what());
   throw Error(e.what());
 }
 
