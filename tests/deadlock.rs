@@ -391,3 +391,42 @@ fn healthy_networks_never_report() {
         );
     }
 }
+
+/// Run by `the_leak_report_names_processes_blocked_at_shutdown` in a child
+/// process (its stderr is the report).
+#[test]
+#[ignore = "run as a child process by the_leak_report_names_processes_blocked_at_shutdown"]
+fn leak_child() {
+    if std::env::var_os("HOARE_LEAK_CHILD").is_none() {
+        return;
+    }
+    Runtime::builder()
+        .workers(2)
+        .leak_report(true)
+        .build()
+        .run(|| {
+            let (tx, rx) = Channel::builder().name("left-open").one2one::<u32>();
+            std::mem::forget(tx); // never sent on, never poisoned
+            let _h = Builder::new().name("leaker").spawn(move || rx.recv().ok());
+            hoare::sleep_for(Duration::from_millis(20));
+        });
+}
+
+#[test]
+fn the_leak_report_names_processes_blocked_at_shutdown() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "leak_child", "--ignored", "--nocapture"])
+        .env("HOARE_LEAK_CHILD", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("still blocked when the root process returned"),
+        "{err}"
+    );
+    assert!(
+        err.contains("process 'leaker'") && err.contains("recv on channel 'left-open'"),
+        "{err}"
+    );
+}

@@ -326,6 +326,27 @@ impl Runtime {
 /// ```
 /// assert_eq!(hoare_runtime::run(|| "done"), "done");
 /// ```
+///
+/// # Deadlock
+/// If every live process blocks and nothing can wake any of them, `run` panics
+/// with a report (and [`try_run`] returns [`ProcessError::Deadlock`]) within a few
+/// milliseconds, instead of hanging: see
+/// [`RuntimeBuilder::on_deadlock`]. hoare can be sure when nothing outside its
+/// processes can end their waits: no timer is pending, every thread process and
+/// every plain OS thread that has used hoare is parked in a hoare wait without a
+/// deadline (or has exited), and no process waits on a channel or barrier made
+/// outside every process (a plain thread may feed those, so they never count as
+/// deadlocked). Its blind spot: a plain OS thread that was handed an end of a
+/// channel made inside a process and has not used hoare yet; run such code with
+/// [`spawn_blocking`](crate::spawn_blocking), make the channel outside, or use
+/// [`OnDeadlock::Warn`](crate::OnDeadlock::Warn).
+///
+/// ```should_panic
+/// hoare_runtime::run(|| {
+///     let (_tx, rx) = hoare_core::chan::one2one::<u32>();
+///     rx.recv() // nobody will ever send: "hoare: deadlock: ..."
+/// });
+/// ```
 #[track_caller]
 pub fn run<P: Process>(f: P) -> P::Output {
     Runtime::new().run(f)
