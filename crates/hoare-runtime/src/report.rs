@@ -200,9 +200,17 @@ impl fmt::Display for Cycle {
 }
 
 /// Finds a cycle in the wait-for graph of `blocked`: party P → object O (P
-/// waits on O) → party Q (Q holds an end of O, Q ≠ P) → ... The shortest cycle
-/// through the first party that is on one, so the report is stable.
+/// waits on O) → party Q (Q holds an end of O, Q ≠ P) → ... A depth-first search
+/// from each party in order (linear in the size of the graph, so a report on
+/// 10,000 processes stays cheap); the first cycle found is returned, starting at
+/// the party the search entered it by.
 pub(crate) fn find_cycle(blocked: &[Blocked]) -> Option<Cycle> {
+    let mut holders: std::collections::HashMap<usize, Vec<usize>> = Default::default();
+    for (j, q) in blocked.iter().enumerate() {
+        for &o in &q.holds {
+            holders.entry(o).or_default().push(j);
+        }
+    }
     // Edges: for each party, (object, next party).
     let edges: Vec<Vec<(usize, usize)>> = blocked
         .iter()
@@ -210,8 +218,8 @@ pub(crate) fn find_cycle(blocked: &[Blocked]) -> Option<Cycle> {
         .map(|(i, p)| {
             let mut out = Vec::new();
             for o in p.waits_on() {
-                for (j, q) in blocked.iter().enumerate() {
-                    if j != i && q.holds.contains(&o) {
+                for &j in holders.get(&o).map_or(&[][..], |v| &v[..]) {
+                    if j != i {
                         out.push((o, j));
                     }
                 }
@@ -219,40 +227,55 @@ pub(crate) fn find_cycle(blocked: &[Blocked]) -> Option<Cycle> {
             out
         })
         .collect();
-    // Breadth-first search from each start for the shortest way back.
-    for start in 0..blocked.len() {
-        let mut prev: Vec<Option<(usize, usize)>> = vec![None; blocked.len()];
-        let mut queue = std::collections::VecDeque::from([start]);
-        let mut seen = vec![false; blocked.len()];
-        seen[start] = true;
-        while let Some(i) = queue.pop_front() {
-            for &(o, j) in &edges[i] {
-                if j == start {
-                    // Unwind: start ... i → o → start.
-                    let mut chain = vec![(i, o)];
-                    let mut k = i;
-                    while let Some((pi, po)) = prev[k] {
-                        chain.push((pi, po));
-                        k = pi;
+    const WHITE: u8 = 0;
+    const GREY: u8 = 1;
+    const BLACK: u8 = 2;
+    let mut colour = vec![WHITE; blocked.len()];
+    // The edge each party on the current path was entered by: (party, object).
+    let mut via: Vec<(usize, usize)> = vec![(usize::MAX, 0); blocked.len()];
+    for root in 0..blocked.len() {
+        if colour[root] != WHITE {
+            continue;
+        }
+        // Stack of (party, next edge index).
+        let mut stack = vec![(root, 0usize)];
+        colour[root] = GREY;
+        while let Some(&mut (i, ref mut next)) = stack.last_mut() {
+            if let Some(&(o, j)) = edges[i].get(*next) {
+                *next += 1;
+                match colour[j] {
+                    WHITE => {
+                        colour[j] = GREY;
+                        via[j] = (i, o);
+                        stack.push((j, 0));
                     }
-                    chain.reverse();
-                    return Some(Cycle {
-                        parties: chain.iter().map(|&(p, _)| blocked[p].short()).collect(),
-                        objects: chain
-                            .iter()
-                            .map(|&(p, o)| {
-                                blocked[p]
-                                    .object_short(o)
-                                    .unwrap_or_else(|| format!("{o:#x}"))
-                            })
-                            .collect(),
-                    });
+                    GREY => {
+                        // A cycle: j → ... → i → o → j.
+                        let mut chain = vec![(i, o)];
+                        let mut k = i;
+                        while k != j {
+                            let (pk, po) = via[k];
+                            chain.push((pk, po));
+                            k = pk;
+                        }
+                        chain.reverse();
+                        return Some(Cycle {
+                            parties: chain.iter().map(|&(p, _)| blocked[p].short()).collect(),
+                            objects: chain
+                                .iter()
+                                .map(|&(p, o)| {
+                                    blocked[p]
+                                        .object_short(o)
+                                        .unwrap_or_else(|| format!("{o:#x}"))
+                                })
+                                .collect(),
+                        });
+                    }
+                    _ => {}
                 }
-                if !seen[j] {
-                    seen[j] = true;
-                    prev[j] = Some((i, o));
-                    queue.push_back(j);
-                }
+            } else {
+                colour[i] = BLACK;
+                stack.pop();
             }
         }
     }
