@@ -430,3 +430,55 @@ fn the_leak_report_names_processes_blocked_at_shutdown() {
         "{err}"
     );
 }
+
+#[test]
+fn the_stall_report_finds_a_partial_deadlock_while_the_program_goes_on() {
+    use std::sync::{Arc, Mutex};
+    let seen: Arc<Mutex<Vec<Report>>> = Arc::default();
+    let s = seen.clone();
+    let got = Runtime::builder()
+        .workers(2)
+        .stall_report_with(Duration::from_millis(50), move |r| {
+            s.lock().unwrap().push(r.clone())
+        })
+        .build()
+        .try_run(|| {
+            // Two processes stuck on each other...
+            let (a_tx, a_rx) = Channel::builder().name("x").one2one::<u8>();
+            let (b_tx, b_rx) = Channel::builder().name("y").one2one::<u8>();
+            let _p = Builder::new().name("stuck1").spawn(move || {
+                a_tx.send(1).ok();
+                b_rx.recv().ok();
+            });
+            let _q = Builder::new().name("stuck2").spawn(move || {
+                b_tx.send(1).ok();
+                a_rx.recv().ok();
+            });
+            // ...while the rest of the program keeps working (timers pending: not a
+            // global deadlock).
+            let mut ticks = 0;
+            for _ in 0..40 {
+                hoare::sleep_for(Duration::from_millis(10));
+                ticks += 1;
+            }
+            ticks
+        });
+    assert_eq!(got, Ok(40));
+    let reports = seen.lock().unwrap();
+    let r = reports
+        .iter()
+        .find(|r| r.blocked().iter().any(|b| b.name() == Some("stuck1")))
+        .unwrap_or_else(|| panic!("no stall report names stuck1: {reports:?}"));
+    assert_eq!(r.kind(), ReportKind::Stall);
+    let text = r.to_string();
+    assert!(
+        text.contains("process 'stuck2'") && text.contains("send on channel"),
+        "{text}"
+    );
+    // Each wait is reported once.
+    let n = reports
+        .iter()
+        .filter(|r| r.blocked().iter().any(|b| b.name() == Some("stuck1")))
+        .count();
+    assert_eq!(n, 1, "{reports:?}");
+}

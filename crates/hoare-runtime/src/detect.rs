@@ -27,10 +27,12 @@ use crate::report::{Blocked, Report, ReportKind};
 use crate::shared::Shared;
 use crate::stack::Pool;
 use crate::sync::lock;
+use hoare_core::sched::Watch;
 use hoare_core::wait::Wait;
 use hoare_core::waiter::Waiter;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What the runtime does when it finds a deadlock.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -80,12 +82,33 @@ pub(crate) fn start(sh: &Arc<Shared>) -> std::io::Result<std::thread::JoinHandle
 
 fn detector(weak: Weak<Shared>) {
     let mut seen = 0u64;
+    let mut stall = weak
+        .upgrade()
+        .and_then(|sh| sh.opts.stall.clone())
+        .map(Stall::new);
     loop {
         let Some(sh) = weak.upgrade() else { return };
         // Shutdown stops the watch (and joins this thread).
-        let Some(epoch) = sh.idle.wait_all_asleep(seen) else {
-            return;
+        let epoch = match sh
+            .idle
+            .wait_all_asleep(seen, stall.as_ref().map(Stall::interval))
+        {
+            Watch::Stopped => return,
+            Watch::TimedOut => {
+                if let Some(st) = &mut stall {
+                    st.look(&sh);
+                }
+                continue;
+            }
+            Watch::AllAsleep(epoch) => epoch,
         };
+        if let Some(st) = &mut stall {
+            st.look(&sh);
+        }
+        if sh.opts.on_deadlock == OnDeadlock::Ignore {
+            seen = epoch;
+            continue;
+        }
         drop(sh);
         std::thread::sleep(DEBOUNCE);
         let mut backoff = DEBOUNCE;
@@ -117,6 +140,92 @@ fn detector(weak: Weak<Shared>) {
                         }
                     }
                 }
+            }
+        }
+    }
+}
+
+/// Where a stall report goes: standard error, or the user's callback.
+pub(crate) type StallSink = Option<Arc<dyn Fn(&Report) + Send + Sync>>;
+
+/// The stall report's settings and memory: which waits it has seen since when.
+struct Stall {
+    threshold: Duration,
+    sink: StallSink,
+    /// (process id, park generation) of each wait seen open, and since when.
+    since: HashMap<(u64, u64), Instant>,
+    /// The waits already reported (each is reported once).
+    reported: HashSet<(u64, u64)>,
+}
+
+impl Stall {
+    fn new((threshold, sink): (Duration, StallSink)) -> Self {
+        Stall {
+            threshold,
+            sink,
+            since: HashMap::new(),
+            reported: HashSet::new(),
+        }
+    }
+
+    /// How often to look: four times per threshold, from 10 ms to 1 s.
+    fn interval(&self) -> Duration {
+        (self.threshold / 4).clamp(Duration::from_millis(10), Duration::from_secs(1))
+    }
+
+    /// Looks at the parked processes if every worker is idle right now (holding
+    /// them so); reports the waits open for longer than the threshold.
+    fn look(&mut self, sh: &Shared) {
+        let now = Instant::now();
+        let (threshold, since, reported) = (self.threshold, &mut self.since, &mut self.reported);
+        let report = sh.idle.with_all_sleeping(|| {
+            let mut open = HashMap::new();
+            let mut blocked = Vec::new();
+            let mut stacks = Vec::new();
+            for p in live(sh) {
+                // SAFETY: every worker is held in the sleepers' list: no process
+                // runs, so a parked process's header and waiter are stable.
+                let proc = unsafe { &*p };
+                let w = proc.waiting.get();
+                // SAFETY: as above.
+                if w.is_null() || !unsafe { (*w).is_waiting() } {
+                    continue;
+                }
+                let key = (proc.id, proc.state.next_gen());
+                let first = *since.get(&key).unwrap_or(&now);
+                open.insert(key, first);
+                if now.duration_since(first) < threshold || reported.contains(&key) {
+                    continue;
+                }
+                // SAFETY: as above: the process is parked in this wait.
+                let Some(wait) = (unsafe { (*w).wait_on().describe() }) else {
+                    continue;
+                };
+                reported.insert(key);
+                stacks.push((w as usize, p as usize));
+                let mut b = entry(proc, "process", wait);
+                b.holds.clear();
+                blocked.push((b, first));
+            }
+            *since = open;
+            if blocked.is_empty() {
+                return None;
+            }
+            let (mut list, firsts): (Vec<Blocked>, Vec<Instant>) = blocked.into_iter().unzip();
+            holds(&mut list, &stacks);
+            let mut r = Report::new(ReportKind::Stall, list);
+            let longest = firsts.iter().map(|f| now.duration_since(*f)).max();
+            r.notes.push(format!(
+                "blocked for at least {:?} (stall threshold {threshold:?}); the program goes on",
+                longest.unwrap_or_default().max(threshold)
+            ));
+            Some(r)
+        });
+        reported.retain(|k| since.contains_key(k));
+        if let Some(Some(r)) = report {
+            match &self.sink {
+                Some(f) => f(&r),
+                None => eprintln!("{r}"),
             }
         }
     }

@@ -105,7 +105,7 @@ impl Core {
                 }
             }
         }
-        if opts.on_deadlock != OnDeadlock::Ignore {
+        if core.shared.opts.on_deadlock != OnDeadlock::Ignore || core.shared.opts.stall.is_some() {
             match detect::start(&core.shared) {
                 Ok(t) => core.detector = Some(t),
                 Err(e) => {

@@ -4,7 +4,7 @@
 //! how a task gets to a worker from outside it.
 
 use crate::context;
-use crate::detect::{Gate, OnDeadlock};
+use crate::detect::{Gate, OnDeadlock, StallSink};
 use crate::proc::{self, Proc, Task, PIN_PENDING};
 use crate::stack::Pool;
 use crate::threads::ThreadProcs;
@@ -88,10 +88,22 @@ pub(crate) struct Shared {
 }
 
 /// Options of a runtime beyond its size (see `RuntimeBuilder`).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Opts {
     pub(crate) on_deadlock: OnDeadlock,
     pub(crate) leak_report: bool,
+    /// The stall report's threshold, and where it goes (`None`: stderr).
+    pub(crate) stall: Option<(Duration, StallSink)>,
+}
+
+impl std::fmt::Debug for Opts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Opts")
+            .field("on_deadlock", &self.on_deadlock)
+            .field("leak_report", &self.leak_report)
+            .field("stall", &self.stall.as_ref().map(|s| s.0))
+            .finish()
+    }
 }
 
 impl Proc {

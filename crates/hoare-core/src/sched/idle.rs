@@ -59,6 +59,17 @@ impl Sleeper {
     }
 }
 
+/// What [`Idle::wait_all_asleep`] saw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Watch {
+    /// Every worker sleeps without a deadline; the number of that state.
+    AllAsleep(u64),
+    /// The timeout passed first.
+    TimedOut,
+    /// [`Idle::stop_watch`] was called.
+    Stopped,
+}
+
 /// The idle/searching bookkeeping of a runtime's workers.
 #[derive(Debug)]
 pub struct Idle {
@@ -318,17 +329,46 @@ impl Idle {
     /// Waits until every worker sleeps without a deadline, in a state other than
     /// the one numbered `after` (0: any), and returns that state's number: pass it
     /// to [`with_all_asleep`](Self::with_all_asleep) to make sure no worker ran in
-    /// between. `None` once [`stop_watch`](Self::stop_watch) was called. For a
-    /// deadlock detector.
-    pub fn wait_all_asleep(&self, after: u64) -> Option<u64> {
+    /// between. For a deadlock detector.
+    pub fn wait_all_asleep(&self, after: u64, timeout: Option<Duration>) -> Watch {
+        let deadline = timeout.map(crate::timer::deadline_after);
         let mut sl = lock(&self.sleepers);
         while !sl.unwatched && (sl.asleep < self.parkers.len() || sl.epoch == after) {
-            sl = match self.all_asleep.wait(sl) {
-                Ok(g) => g,
-                Err(p) => p.into_inner(),
+            sl = match deadline {
+                None => match self.all_asleep.wait(sl) {
+                    Ok(g) => g,
+                    Err(p) => p.into_inner(),
+                },
+                Some(d) => {
+                    let left = d.saturating_duration_since(std::time::Instant::now());
+                    if left.is_zero() {
+                        return Watch::TimedOut;
+                    }
+                    match self.all_asleep.wait_timeout(sl, left) {
+                        Ok((g, _)) => g,
+                        Err(p) => p.into_inner().0,
+                    }
+                }
             };
         }
-        (!sl.unwatched).then_some(sl.epoch)
+        if sl.unwatched {
+            Watch::Stopped
+        } else {
+            Watch::AllAsleep(sl.epoch)
+        }
+    }
+
+    /// Runs `f` if every worker is in the sleepers' list now (asleep with or
+    /// without a deadline, or about to sleep), holding the lock each of them needs
+    /// to leave it: no worker runs anything while `f` runs. For a stall report.
+    pub fn with_all_sleeping<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        let sl = lock(&self.sleepers);
+        if sl.unwatched || sl.list.len() < self.parkers.len() {
+            return None;
+        }
+        let r = f();
+        drop(sl);
+        Some(r)
     }
 
     /// Runs `f` if every worker has slept without a deadline since

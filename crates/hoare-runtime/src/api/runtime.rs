@@ -143,6 +143,57 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Turns on the *stall report*: processes blocked in one wait for longer than
+    /// `threshold` are reported on standard error (once per wait) while the
+    /// program keeps running, in the deadlock report's form. It finds partial
+    /// deadlocks (a few processes stuck while others go on) that the global
+    /// deadlock check cannot. The runtime looks four times per threshold, at
+    /// moments when every worker is idle (so it never stops a busy worker; a
+    /// runtime whose workers are never all idle at once is not looked at).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let rt = hoare_runtime::Runtime::builder()
+    ///     .stall_report(Duration::from_secs(10))
+    ///     .build();
+    /// rt.run(|| {});
+    /// ```
+    pub fn stall_report(mut self, threshold: Duration) -> Self {
+        self.opts.stall = Some((threshold, None));
+        self
+    }
+
+    /// [`stall_report`](Self::stall_report) handing each report to `f` (called on
+    /// the runtime's detector thread) instead of printing it.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use std::time::Duration;
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let s = seen.clone();
+    /// let rt = hoare_runtime::Runtime::builder()
+    ///     .workers(1)
+    ///     .stall_report_with(Duration::from_millis(20), move |r| {
+    ///         s.lock().unwrap().push(r.to_string())
+    ///     })
+    ///     .build();
+    /// rt.run(|| {
+    ///     let (tx, rx) = hoare_core::chan::Channel::builder().name("stuck").one2one::<u8>();
+    ///     let _h = hoare_runtime::spawn(move || rx.recv());
+    ///     hoare_runtime::sleep_for(Duration::from_millis(200)); // the root goes on
+    ///     drop(tx);
+    /// });
+    /// assert!(seen.lock().unwrap().iter().any(|r| r.contains("recv on channel 'stuck'")));
+    /// ```
+    pub fn stall_report_with(
+        mut self,
+        threshold: Duration,
+        f: impl Fn(&crate::Report) + Send + Sync + 'static,
+    ) -> Self {
+        self.opts.stall = Some((threshold, Some(Arc::new(f))));
+        self
+    }
+
     /// Starts the workers.
     ///
     /// # Panics
