@@ -100,9 +100,8 @@ impl<T> JoinSlot<T> {
         /// The wait record of a joiner.
         unsafe fn describe(target: *const ()) -> Wait {
             // SAFETY: `WaitOn::new`'s contract: `target` lives in the joiner's frame.
-            Wait::Join {
-                target: unsafe { *(target as *const u64) },
-            }
+            let target = unsafe { *(target as *const u64) };
+            Wait::Join { target }
         }
         if self.state.load(Ordering::Acquire) != DONE {
             let cancelled = park::with_current(|p| {

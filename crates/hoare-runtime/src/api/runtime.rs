@@ -332,15 +332,17 @@ impl Runtime {
             slot: Some(mine),
             scope: std::ptr::null(),
         };
-        // SAFETY: `f` may borrow from the caller: we join the root and, at shutdown,
-        // unwind every other process before returning.
         let done = RootDone(shared.clone());
-        if let Err(e) = unsafe {
+        // SAFETY: `f` may borrow from the caller: we join the root (or, after a
+        // deadlock, unwind it) and, at shutdown, unwind every other process before
+        // returning.
+        let spawned = unsafe {
             spawn::spawn_raw(opts, move || {
                 let _done = done;
                 run_body(f, fin)
             })
-        } {
+        };
+        if let Err(e) = spawned {
             // A fresh runtime's default stack was checked when it started: only
             // the OS can refuse the memory here.
             panic!("hoare: cannot start the root process: {}", spawn_error(e));
