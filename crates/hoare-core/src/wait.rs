@@ -169,6 +169,9 @@ pub enum Wait {
     Scope,
     /// The reader of an extended rendezvous to return from its closure.
     HandOff,
+    /// An event from outside hoare (socket readiness): never a deadlock, since the
+    /// outside world may bring it.
+    External(String),
     /// Anything else.
     Other(String),
 }
@@ -244,7 +247,7 @@ impl fmt::Display for Wait {
             Wait::Join { target } => write!(f, "the end of process {target}"),
             Wait::Scope => f.write_str("the end of its scope's processes"),
             Wait::HandOff => f.write_str("the reader of an extended rendezvous to return"),
-            Wait::Other(s) => f.write_str(s),
+            Wait::External(s) | Wait::Other(s) => f.write_str(s),
         }
     }
 }

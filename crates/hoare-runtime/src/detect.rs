@@ -262,7 +262,7 @@ fn look(sh: &Shared) -> Look {
         let Some(wait) = (unsafe { waiter.wait_on().describe() }) else {
             return Look::NotYet;
         };
-        if wait.objects().iter().any(|o| o.outside) {
+        if matches!(wait, Wait::External(_)) || wait.objects().iter().any(|o| o.outside) {
             return Look::No;
         }
         stacks.push((w as usize, p as usize));
