@@ -305,14 +305,17 @@ impl WaitOn {
         }
     }
 
-    /// Whether the wait involves an object made outside every process (so a
-    /// thread the runtime cannot see may end it). Allocates: for slow paths.
+    /// Whether the wait involves an object made outside every process, or an
+    /// event from outside hoare (so something the runtime cannot see may end
+    /// it). Allocates: for slow paths.
     ///
     /// # Safety
     /// As [`describe`](Self::describe).
     pub unsafe fn outside(&self) -> bool {
         // SAFETY: the caller's contract.
-        unsafe { self.describe() }.is_some_and(|w| w.objects().iter().any(|o| o.outside))
+        unsafe { self.describe() }.is_some_and(|w| {
+            matches!(w, Wait::External(_)) || w.objects().iter().any(|o| o.outside)
+        })
     }
 
     /// The description of the wait.
