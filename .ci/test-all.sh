@@ -42,7 +42,12 @@ RUSTDOCFLAGS="-D warnings" cargo doc -p hoare --features cxx --no-deps --quiet
 step "cargo package (the three crates, verified; nothing is uploaded)"
 # Packs hoare-core, hoare-runtime and hoare in dependency order and builds each from
 # its package, against the packages of the others. --allow-dirty: the suite runs on
-# work trees with changes not yet committed.
+# work trees with changes not yet committed. Cargo unpacks the packages it verifies
+# against into its registry cache under a name that does not change with their
+# content (hoare-core-0.1.0), and reuses a stale copy from an earlier run: remove
+# those copies of our own crates first.
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/hoare-core-* \
+  "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/hoare-runtime-*
 cargo package --workspace --allow-dirty --quiet
 
 step "Rust tests (release: the stress tests run real process networks)"

@@ -370,6 +370,10 @@ impl ThreadParker {
         if !self.registered.load(Ordering::Relaxed) {
             self.registered.store(true, Ordering::Relaxed);
             awake_count().fetch_add(1, Ordering::SeqCst);
+            // A registered thread stops counting when it exits.
+            sync::on_thread_exit(|| {
+                awake_count().fetch_sub(1, Ordering::SeqCst);
+            });
         }
     }
 
@@ -406,16 +410,6 @@ impl ThreadParker {
             awake_count().fetch_add(1, Ordering::SeqCst);
         }
         thread.unpark();
-    }
-}
-
-/// A registered thread stops counting when its parker goes: its thread has
-/// exited (and whoever else held the parker let go of it).
-impl Drop for ThreadParker {
-    fn drop(&mut self) {
-        if self.registered.load(Ordering::Relaxed) {
-            awake_count().fetch_sub(1, Ordering::SeqCst);
-        }
     }
 }
 

@@ -5,6 +5,8 @@
 //! report and the leak report, which describe blocked processes the same way.
 //!
 //! Why a report can be trusted (no false deadlock):
+//! * every worker of every runtime of the program must be asleep (a channel may
+//!   link two runtimes);
 //! * a worker counts asleep only while it sleeps without a deadline, so a pending
 //!   timer (a `sleep_for`, a timeout) keeps the runtime awake; and a notifier
 //!   counts the worker it wakes awake again before it wakes it, under the lock
@@ -237,7 +239,11 @@ fn look(sh: &Shared) -> Look {
     if sh.gate.root_done() {
         return Look::No;
     }
-    if hoare_core::park::threads_awake() > 0 || !sh.threads.all_started() {
+    // Other runtimes' workers too: a channel may link processes of two runtimes.
+    if hoare_core::park::threads_awake() > 0
+        || hoare_core::sched::workers_awake() > 0
+        || !sh.threads.all_started()
+    {
         return Look::NotYet;
     }
     let mut blocked = Vec::new();

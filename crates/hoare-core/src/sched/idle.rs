@@ -107,6 +107,7 @@ impl Sleepers {
     fn wake_count(&mut self, i: usize) {
         if std::mem::replace(&mut self.indefinite[i], false) {
             self.asleep -= 1;
+            workers_awake_count().fetch_add(1, Ordering::SeqCst);
         }
     }
 
@@ -120,6 +121,27 @@ impl Sleepers {
     }
 }
 
+sync::global_counter! {
+    /// The workers of every runtime of the program that are not asleep without a
+    /// deadline (see [`workers_awake`]).
+    fn workers_awake_count();
+}
+
+/// How many workers of all the program's runtimes are awake (running, searching,
+/// or asleep with a deadline). A channel may link processes of two runtimes, so a
+/// deadlock detector needs every runtime asleep, not only its own. Changed under
+/// each runtime's sleepers lock, by the same rule as that runtime's own count.
+pub fn workers_awake() -> usize {
+    workers_awake_count().load(Ordering::SeqCst)
+}
+
+impl Drop for Idle {
+    fn drop(&mut self) {
+        let sl = lock(&self.sleepers);
+        workers_awake_count().fetch_sub(self.parkers.len() - sl.asleep, Ordering::SeqCst);
+    }
+}
+
 impl Idle {
     /// Bookkeeping for `workers` workers, all running and none searching.
     ///
@@ -130,6 +152,7 @@ impl Idle {
             workers <= MAX_WORKERS,
             "hoare: {workers} workers is more than the most a runtime can have ({MAX_WORKERS})"
         );
+        workers_awake_count().fetch_add(workers, Ordering::SeqCst);
         Self {
             state: AtomicU64::new(0),
             sleepers: Mutex::new(Sleepers {
@@ -319,6 +342,7 @@ impl Idle {
         if !sl.indefinite[i] && sl.list.contains(&i) {
             sl.indefinite[i] = true;
             sl.asleep += 1;
+            workers_awake_count().fetch_sub(1, Ordering::SeqCst);
             if sl.asleep == self.parkers.len() {
                 sl.epoch += 1;
                 self.all_asleep.notify_all();

@@ -14,6 +14,7 @@
 //! | [`time::passed`] | the clock | always `true`: a deadline has passed as soon as it is asked about, so a model explores a timeout racing everything that happened before it |
 //! | [`Condvar::wait_timeout`] | times out | never times out (loom has no clock): a model explores the wake-up |
 //! | [`parallelism`] | the machine's | 2: enough to model structures kept per worker |
+//! | [`on_thread_exit`] | runs at thread exit | never (models end their threads themselves) |
 
 #[cfg(not(loom))]
 mod spin;
@@ -177,6 +178,26 @@ macro_rules! global_counter {
     };
 }
 pub(crate) use global_counter;
+
+/// Calls `f` when the calling thread exits. Never under loom: a model ends its
+/// threads itself (and loom forbids its statics in thread-exit destructors).
+#[cfg(not(loom))]
+pub(crate) fn on_thread_exit(f: fn()) {
+    struct Exit(fn());
+    impl Drop for Exit {
+        fn drop(&mut self) {
+            (self.0)()
+        }
+    }
+    std::thread_local! {
+        static EXIT: std::cell::RefCell<Vec<Exit>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    EXIT.with(|e| e.borrow_mut().push(Exit(f)));
+}
+
+/// See the normal build's `on_thread_exit`.
+#[cfg(loom)]
+pub(crate) fn on_thread_exit(_f: fn()) {}
 
 /// Under loom a channel's short lock is a loom mutex, so loom sees every
 /// acquisition (the spin lock of a normal build would make loom explore its spins).
