@@ -75,19 +75,29 @@ enum Look {
 
 /// Starts the detector thread of a runtime (when deadlocks or stalls are looked
 /// for). It holds the runtime weakly and ends at shutdown.
+///
+/// Returns once the thread runs: what a new thread allocates to start (its
+/// thread-locals) happens before `run` begins, not in the middle of the program
+/// (a program that counts its allocations in a steady state would see it).
 pub(crate) fn start(sh: &Arc<Shared>) -> std::io::Result<std::thread::JoinHandle<()>> {
     let weak = Arc::downgrade(sh);
-    std::thread::Builder::new()
+    let started = Arc::new(std::sync::Barrier::new(2));
+    let s = started.clone();
+    let t = std::thread::Builder::new()
         .name(format!("{}-detector", sh.thread_name))
-        .spawn(move || detector(weak))
+        .spawn(move || detector(weak, s))?;
+    started.wait();
+    Ok(t)
 }
 
-fn detector(weak: Weak<Shared>) {
+fn detector(weak: Weak<Shared>, started: Arc<std::sync::Barrier>) {
     let mut seen = 0u64;
     let mut stall = weak
         .upgrade()
         .and_then(|sh| sh.opts.stall.clone())
         .map(Stall::new);
+    started.wait();
+    drop(started);
     loop {
         let Some(sh) = weak.upgrade() else { return };
         // Shutdown stops the watch (and joins this thread).
