@@ -160,6 +160,24 @@ pub trait Park {
     fn cancelled(&self) -> bool {
         false
     }
+
+    /// A scheduling point: the party is about to perform `op` (see
+    /// [`crate::step`]). A checking runtime suspends its process here until it
+    /// chooses it; everybody else does nothing (the default).
+    #[cfg(feature = "check")]
+    fn step(&self, _op: &crate::step::Op) {}
+}
+
+/// The time now: `Instant::now()`, or, with the `check` feature, a checking
+/// runtime's virtual time when one runs on this thread. Every deadline the core
+/// forms and every "has it passed" it asks goes through this.
+#[inline(always)]
+pub fn now() -> Instant {
+    #[cfg(feature = "check")]
+    if let Some(t) = crate::step::virtual_now() {
+        return t;
+    }
+    Instant::now()
 }
 
 /// Parks the current party with `p` while holding `guard`, which is dropped (on

@@ -194,6 +194,12 @@ impl<T, S: Sharing> Sender<T, S> {
     /// channel reports the poison; readers of a buffered channel first drain it.
     pub fn poison(&self) {
         if self.poisonable {
+            crate::check_step!(|| crate::step::Op::one(
+                crate::step::OpKind::Poison,
+                self.chan.addr(),
+                crate::step::Class::Chan,
+                crate::step::Access::Other
+            ));
             self.chan.poison(Side::Writer);
         }
     }
@@ -345,6 +351,12 @@ impl<T, S: Sharing> Receiver<T, S> {
     /// discarded.
     pub fn poison(&self) {
         if self.poisonable {
+            crate::check_step!(|| crate::step::Op::one(
+                crate::step::OpKind::Poison,
+                self.chan.addr(),
+                crate::step::Class::Chan,
+                crate::step::Access::Other
+            ));
             self.chan.poison(Side::Reader);
         }
     }

@@ -141,6 +141,12 @@ impl<T> RawChan<T> {
 
     /// Counts one end of one side gone; the last one poisons from its side.
     pub(crate) fn drop_end(&self, sender: bool) {
+        crate::check_step!(|| crate::step::Op::one(
+            crate::step::OpKind::DropEnd,
+            self.addr(),
+            crate::step::Class::Chan,
+            crate::step::Access::Drop
+        ));
         let c = if sender {
             &self.senders
         } else {

@@ -90,6 +90,12 @@ impl<T> JoinSlot<T> {
     /// Like [`join`](Self::join), but a [cancelled](crate::park::Park::cancelled)
     /// party does not block: it gets `None` unless the slot is already complete.
     pub fn join_or_cancel(&self) -> Option<T> {
+        crate::check_step!(|| crate::step::Op::one(
+            crate::step::OpKind::Join,
+            self as *const Self as usize,
+            crate::step::Class::Join,
+            crate::step::Access::Other
+        ));
         if self.state.load(Ordering::Acquire) != DONE {
             let cancelled = park::with_current(|p| {
                 if p.cancelled() {

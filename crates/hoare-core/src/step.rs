@@ -1,0 +1,155 @@
+//! Scheduling points for a checking runtime (built only with the `check` feature).
+//!
+//! Before each hoare operation the core calls [`step`] with a description of the
+//! operation (an [`Op`]: its kind and the objects it touches). A checking runtime
+//! (`hoare::check`) that runs the party suspends it there and decides which party
+//! performs its next operation; everywhere else (a runtime's processes, plain
+//! threads) [`Park::step`](crate::park::Park::step) does nothing. Without the
+//! `check` feature none of this exists and the call sites compile to nothing (see
+//! the crate-private `check_step!` macro).
+//!
+//! The clock goes through [`crate::park::now`], which a checking runtime makes
+//! virtual.
+
+use std::cell::Cell;
+use std::time::Instant;
+
+/// What kind of operation a party is about to perform.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    /// A blocking send without a deadline.
+    Send,
+    /// A blocking receive without a deadline (also an extended rendezvous).
+    Recv,
+    /// A `try_send` (never blocks).
+    TrySend,
+    /// A `try_recv` (never blocks).
+    TryRecv,
+    /// A send with a deadline.
+    TimedSend,
+    /// A receive with a deadline.
+    TimedRecv,
+    /// Poisoning a channel.
+    Poison,
+    /// Dropping the last end of one side of a channel (which poisons it).
+    DropEnd,
+    /// An alternation over the listed guards.
+    Alt,
+    /// A barrier sync.
+    Sync,
+    /// Enrolling on a barrier.
+    Enroll,
+    /// Resigning from a barrier (dropping an end).
+    Resign,
+    /// Joining a process (or waiting for a scope's processes).
+    Join,
+    /// A process ending (completing its join slot).
+    Exit,
+    /// Sleeping until a deadline.
+    Sleep,
+}
+
+/// How an operation touches one object (for the checker's independence relation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// A plain blocking send on a rendezvous channel.
+    Send,
+    /// A plain blocking receive on a rendezvous channel.
+    Recv,
+    /// Dropping an end.
+    Drop,
+    /// Anything else (conflicts with every access to the object).
+    Other,
+}
+
+/// What class of object an [`Obj`] is (for reports).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Class {
+    /// A channel.
+    Chan,
+    /// A barrier or an alting barrier.
+    Barrier,
+    /// A process's join slot, or a scope.
+    Join,
+    /// The clock (armed or read by timed operations).
+    Clock,
+}
+
+/// One object an operation touches: its address (identified by the checker in
+/// order of first appearance within an execution), its class, and how it is
+/// touched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Obj {
+    /// The object's address (the checker never keeps it across executions).
+    pub addr: usize,
+    /// Its class.
+    pub class: Class,
+    /// How it is touched.
+    pub access: Access,
+}
+
+/// An operation about to be performed: its kind and the objects it touches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Op {
+    /// The kind.
+    pub kind: OpKind,
+    /// The objects, in guard order for an alt.
+    pub objs: Vec<Obj>,
+}
+
+impl Op {
+    /// An operation on one object.
+    pub fn one(kind: OpKind, addr: usize, class: Class, access: Access) -> Self {
+        Self {
+            kind,
+            objs: vec![Obj {
+                addr,
+                class,
+                access,
+            }],
+        }
+    }
+}
+
+/// The clock object (`addr` 1: no real object lives there).
+pub const CLOCK: Obj = Obj {
+    addr: 1,
+    class: Class::Clock,
+    access: Access::Other,
+};
+
+std::thread_local! {
+    /// The virtual time of the checking runtime running on this thread (`None`: no
+    /// checker runs here).
+    static VIRTUAL_NOW: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Sets (or, with `None`, clears) the virtual time of this thread: a checking
+/// runtime does, for as long as it runs its processes here.
+pub fn set_virtual_now(t: Option<Instant>) {
+    VIRTUAL_NOW.with(|c| c.set(t));
+}
+
+/// The virtual time of this thread, if a checking runtime runs here.
+// Never inlined: a thread-local read (see `park::with_current`).
+#[inline(never)]
+pub fn virtual_now() -> Option<Instant> {
+    VIRTUAL_NOW.with(|c| c.get())
+}
+
+/// The scheduling point: if a checking runtime runs on this thread, builds the
+/// operation and hands it to the running party
+/// ([`Park::step`](crate::park::Park::step)), which may suspend it until the
+/// checker chooses it.
+#[inline]
+pub fn step(op: impl FnOnce() -> Op) {
+    if virtual_now().is_some() {
+        step_slow(op());
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn step_slow(op: Op) {
+    crate::park::with_current(|p| p.step(&op));
+}
