@@ -96,6 +96,14 @@ impl CProc {
         }
     }
 
+    /// The short name for traces: its name, else `#idx`.
+    pub(crate) fn short(&self) -> String {
+        match &self.name {
+            Some(n) => n.clone(),
+            None => format!("#{}", self.idx),
+        }
+    }
+
     unsafe fn unpark_raw(data: *const ()) {
         // SAFETY: the unparker of a live process of a live execution.
         let p = unsafe { &*(data as *const CProc) };

@@ -290,7 +290,7 @@ enum Mode {
 }
 
 /// The default step limit per execution (see [`Builder::max_steps`]).
-pub const DEFAULT_MAX_STEPS: u64 = 1_000_000;
+pub const DEFAULT_MAX_STEPS: u64 = 100_000;
 
 /// Configures and runs a check.
 ///
@@ -612,7 +612,7 @@ impl Builder {
                 _ => report::kind_of(end),
             };
             let _ = kind;
-            Some(report::build(ex, end, stats.executions))
+            Some(report::build(ex, end))
         };
         if let Some(s) = replay {
             let sched = parse_schedule(&s).unwrap_or_else(|e| panic!("{e}"));
@@ -734,7 +734,7 @@ impl Builder {
             if same {
                 let s = ex.schedule.borrow().clone();
                 if s.len() <= sched.len() {
-                    best = report::build(&ex, &e, best.executions);
+                    best = report::build(&ex, &e);
                     sched = s;
                     i = i.min(sched.len());
                 }
@@ -782,10 +782,12 @@ pub(crate) fn exit(slot: usize, scope: usize, panic: Option<&crate::ProcessError
         access: Access::Other,
     }];
     if scope != 0 {
+        // Counting a scope down commutes with other count-downs (only the
+        // owner's wait, a join step on the scope, conflicts with them).
         objs.push(Obj {
             addr: scope,
             class: Class::Join,
-            access: Access::Other,
+            access: Access::Drop,
         });
     }
     hoare_core::step::step(|| Op {

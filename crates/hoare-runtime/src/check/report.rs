@@ -44,7 +44,6 @@ pub struct Report {
     kind: ReportKind,
     text: String,
     schedule: String,
-    pub(crate) executions: u64,
 }
 
 impl Report {
@@ -123,7 +122,7 @@ fn obj_name(ex: &Exec, id: u32) -> String {
 }
 
 /// The report of execution `ex`, which ended with `end`.
-pub(crate) fn build(ex: &Exec, end: &End, executions: u64) -> Report {
+pub(crate) fn build(ex: &Exec, end: &End) -> Report {
     use std::fmt::Write;
     let kind = kind_of(end);
     let sched = schedule_string(&ex.schedule.borrow());
@@ -151,8 +150,7 @@ pub(crate) fn build(ex: &Exec, end: &End, executions: u64) -> Report {
     };
     let _ = writeln!(
         t,
-        "hoare::check: {what}\n  (execution {}, {} steps)",
-        executions.max(1),
+        "hoare::check: {what} ({} steps)",
         ex.schedule.borrow().len()
     );
     // Processes and what they wait on.
@@ -226,7 +224,7 @@ pub(crate) fn build(ex: &Exec, end: &End, executions: u64) -> Report {
     let trace = ex.trace.borrow();
     let _ = writeln!(t, "trace ({} steps):", trace.len());
     for (i, e) in trace.iter().enumerate() {
-        let who = procs[e.proc as usize].label();
+        let who = procs[e.proc as usize].short();
         let what = match (e.choice, e.kind) {
             (Choice::Fire(_), Some(k)) => format!("timeout of {}", op_name(k)),
             (Choice::Fire(_), None) => "timeout".to_owned(),
@@ -261,7 +259,6 @@ pub(crate) fn build(ex: &Exec, end: &End, executions: u64) -> Report {
         kind,
         text: t,
         schedule: sched,
-        executions,
     }
 }
 
