@@ -165,7 +165,7 @@ pub trait Park {
     /// [`crate::step`]). A checking runtime suspends its process here until it
     /// chooses it; everybody else does nothing (the default).
     #[cfg(feature = "check")]
-    fn step(&self, _op: &crate::step::Op) {}
+    fn step(&self, _op: crate::step::Op) {}
 }
 
 /// The time now: `Instant::now()`, or, with the `check` feature, a checking

@@ -151,5 +151,5 @@ pub fn step(op: impl FnOnce() -> Op) {
 #[cold]
 #[inline(never)]
 fn step_slow(op: Op) {
-    crate::park::with_current(|p| p.step(&op));
+    crate::park::with_current(|p| p.step(op));
 }

@@ -16,7 +16,6 @@
 
 use super::exec::{conflict, End, Event, Exec};
 use super::{Access, Choice, Strategy};
-use std::collections::HashMap;
 
 struct Node {
     enabled: Vec<Choice>,
@@ -87,16 +86,18 @@ impl Dpor {
     /// Race analysis of the execution just run (its trace is `trace`).
     pub(crate) fn analyse(&mut self, trace: &[Event], nprocs: usize) {
         let n = trace.len().min(self.stack.len());
-        let mut vc: Vec<Vec<u32>> = Vec::with_capacity(n);
-        let mut pclock: Vec<Vec<u32>> = vec![vec![0; nprocs]; nprocs];
-        let mut hist: HashMap<u32, Vec<(usize, Access)>> = HashMap::new();
+        // Vector clocks, flat: event j's is `vc[j * w..(j + 1) * w]`.
+        let w = nprocs;
+        let mut vc: Vec<u32> = Vec::with_capacity(n * w);
+        let mut pclock: Vec<u32> = vec![0; nprocs * w];
+        let mut hist: Vec<Vec<(usize, Access)>> = Vec::new();
         let mut cands: Vec<usize> = Vec::new();
         let mut races: Vec<(usize, usize)> = Vec::new();
         for (j, e) in trace.iter().enumerate().take(n) {
             let p = e.proc as usize;
             cands.clear();
             for &(o, a) in &e.acc {
-                if let Some(h) = hist.get(&o) {
+                if let Some(h) = hist.get(o as usize) {
                     for &(i, b) in h {
                         if trace[i].proc != e.proc && conflict(a, b) {
                             cands.push(i);
@@ -106,22 +107,33 @@ impl Dpor {
             }
             cands.sort_unstable_by(|a, b| b.cmp(a));
             cands.dedup();
-            let mut c = pclock[p].clone();
+            let start = vc.len();
+            vc.extend_from_slice(&pclock[p * w..(p + 1) * w]);
             for &i in &cands {
                 let q = trace[i].proc as usize;
-                if (c[q] as usize) < i + 1 {
+                if (vc[start + q] as usize) < i + 1 {
                     races.push((i, j));
                 }
-                join(&mut c, &vc[i]);
+                for k in 0..w {
+                    vc[start + k] = vc[start + k].max(vc[i * w + k]);
+                }
             }
-            c[p] = (j + 1) as u32;
-            for &w in &e.woke {
-                join(&mut pclock[w as usize], &c);
+            vc[start + p] = (j + 1) as u32;
+            for &x in &e.woke {
+                let x = x as usize;
+                for k in 0..w {
+                    pclock[x * w + k] = pclock[x * w + k].max(vc[start + k]);
+                }
             }
-            pclock[p] = c.clone();
-            vc.push(c);
+            for k in 0..w {
+                pclock[p * w + k] = vc[start + k];
+            }
             for &(o, a) in &e.acc {
-                hist.entry(o).or_default().push((j, a));
+                let o = o as usize;
+                if hist.len() <= o {
+                    hist.resize_with(o + 1, Vec::new);
+                }
+                hist[o].push((j, a));
             }
             // A step that disabled a due timeout races with it.
             for &d in &e.disabled {
@@ -136,7 +148,7 @@ impl Dpor {
             let pi = trace[i].proc as usize;
             // v = notdep(i).j; its initials.
             let mut v: Vec<usize> = ((i + 1)..j)
-                .filter(|&k| (vc[k][pi] as usize) < i + 1)
+                .filter(|&k| (vc[k * w + pi] as usize) < i + 1)
                 .collect();
             v.push(j);
             let mut initials: Vec<Choice> = Vec::new();
@@ -149,7 +161,7 @@ impl Dpor {
                 seen.push(pk);
                 let first = v[..x]
                     .iter()
-                    .all(|&k2| (vc[k][trace[k2].proc as usize] as usize) < k2 + 1);
+                    .all(|&k2| (vc[k * w + trace[k2].proc as usize] as usize) < k2 + 1);
                 if first {
                     initials.push(trace[k].choice);
                 }
@@ -205,14 +217,5 @@ impl Dpor {
             self.stack.pop();
         }
         false
-    }
-}
-
-fn join(a: &mut Vec<u32>, b: &[u32]) {
-    if a.len() < b.len() {
-        a.resize(b.len(), 0);
-    }
-    for (x, y) in a.iter_mut().zip(b) {
-        *x = (*x).max(*y);
     }
 }

@@ -17,7 +17,8 @@ use hoare_core::park::{self, Park, Unparker};
 use hoare_core::step::{self as hstep, Class, Op, OpKind};
 use hoare_core::waiter::Waiter;
 use std::cell::{Cell, RefCell, UnsafeCell};
-use std::collections::{BTreeSet, HashMap};
+use super::FxMap;
+use std::collections::BTreeSet;
 use std::panic::Location;
 use std::ptr::{self, NonNull};
 use std::time::Instant;
@@ -173,11 +174,11 @@ impl Park for CProc {
         self.unwinding.get()
     }
 
-    fn step(&self, op: &Op) {
+    fn step(&self, op: Op) {
         if self.unwinding.get() {
             return;
         }
-        *self.pending.borrow_mut() = Some(op.clone());
+        *self.pending.borrow_mut() = Some(op);
         self.suspend(Susp::Step);
     }
 }
@@ -230,8 +231,8 @@ pub(crate) struct Exec {
     /// Blocked processes with a deadline, by deadline.
     timers: RefCell<BTreeSet<(Instant, u32)>>,
     /// Channels with a blocked alt on them: object → the alts' processes.
-    alts_on: RefCell<HashMap<u32, Vec<u32>>>,
-    objs: RefCell<HashMap<Key, u32>>,
+    alts_on: RefCell<FxMap<u32, Vec<u32>>>,
+    objs: RefCell<FxMap<Key, u32>>,
     pub(crate) obj_class: RefCell<Vec<Class>>,
     pub(crate) trace: RefCell<Vec<Event>>,
     pub(crate) schedule: RefCell<Vec<Choice>>,
@@ -276,8 +277,8 @@ impl Exec {
             ready: RefCell::new(Vec::new()),
             ready_pos: RefCell::new(Vec::new()),
             timers: RefCell::new(BTreeSet::new()),
-            alts_on: RefCell::new(HashMap::new()),
-            objs: RefCell::new(HashMap::new()),
+            alts_on: RefCell::new(FxMap::default()),
+            objs: RefCell::new(FxMap::default()),
             obj_class: RefCell::new(Vec::new()),
             trace: RefCell::new(Vec::new()),
             schedule: RefCell::new(Vec::new()),

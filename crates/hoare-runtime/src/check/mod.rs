@@ -73,6 +73,43 @@ pub(crate) enum Key {
     Wait(u32),
 }
 
+/// A fast hasher for the checker's small integer keys (FxHash's mix).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Fx(u64);
+
+impl std::hash::Hasher for Fx {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn write_u32(&mut self, x: u32) {
+        self.write_u64(u64::from(x));
+    }
+    #[inline]
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+    #[inline]
+    fn write_isize(&mut self, x: isize) {
+        self.write_u64(x as u64);
+    }
+}
+
+/// A map with the [`Fx`] hasher.
+pub(crate) type FxMap<K, V> =
+    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
+
 /// Chooses the next step.
 pub(crate) trait Strategy {
     /// Whether it wants the ready processes sorted (a deterministic order over

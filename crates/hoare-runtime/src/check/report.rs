@@ -222,8 +222,14 @@ pub(crate) fn build(ex: &Exec, end: &End) -> Report {
         }
     }
     let trace = ex.trace.borrow();
-    let _ = writeln!(t, "trace ({} steps):", trace.len());
-    for (i, e) in trace.iter().enumerate() {
+    const SHOWN: usize = 200;
+    let skip = trace.len().saturating_sub(SHOWN);
+    if skip > 0 {
+        let _ = writeln!(t, "trace (the last {SHOWN} of {} steps):", trace.len());
+    } else {
+        let _ = writeln!(t, "trace ({} steps):", trace.len());
+    }
+    for (i, e) in trace.iter().enumerate().skip(skip) {
         let who = procs[e.proc as usize].short();
         let what = match (e.choice, e.kind) {
             (Choice::Fire(_), Some(k)) => format!("timeout of {}", op_name(k)),
