@@ -475,7 +475,7 @@ fn barriers_scopes_and_poison_work() {
         let mut data = [0u32; 3];
         hoare::scope(|s| {
             for (e, d) in ends.iter_mut().zip(data.iter_mut()) {
-                s.spawn(move || {
+                let _ = s.spawn(move || {
                     *d += 1;
                     e.sync();
                     *d += 1;

@@ -21,7 +21,10 @@ fn college(n: usize, meals: usize, butler: bool) {
     let mut fs: Vec<hoare::ParFn<()>> = Vec::new();
     for i in 0..n {
         let left = (forks[i].0 .0.clone(), forks[i].1 .0.clone());
-        let right = (forks[(i + 1) % n].0 .0.clone(), forks[(i + 1) % n].1 .0.clone());
+        let right = (
+            forks[(i + 1) % n].0 .0.clone(),
+            forks[(i + 1) % n].1 .0.clone(),
+        );
         let (sit, leave) = (sit_tx.clone(), leave_tx.clone());
         fs.push(Box::new(move || {
             for _ in 0..meals {

@@ -100,6 +100,7 @@
 use crate::park;
 use crate::registration::{Registration, Withdraw};
 use crate::sync::{self, Arc, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::wait::{ObjInfo, Wait, WaitOn};
 use crate::waiter::{Outcome, Waiter};
 use std::fmt;
 use std::ptr;
@@ -173,6 +174,8 @@ struct Inner {
     /// its blocked processes): its node may be freed while still linked, so no
     /// chunk is ever walked again (see [`BarrierEnd::sync`]).
     broken: AtomicBool,
+    /// Its identity in reports.
+    info: ObjInfo,
 }
 
 /// [`BarrierEnd::home`] of an end that was lost while blocked: it is counted as
@@ -187,7 +190,7 @@ fn worker_groups() -> usize {
 }
 
 impl Inner {
-    fn new() -> Self {
+    fn new(info: ObjInfo) -> Self {
         let n = worker_groups() + 1;
         Self {
             groups: (0..n).map(|_| Group::new()).collect(),
@@ -197,7 +200,19 @@ impl Inner {
                 rounds: 0,
             }),
             broken: AtomicBool::new(false),
+            info,
         }
+    }
+
+    /// `(arrived, enrolled)` in the open round (a snapshot, for reports).
+    fn counts(&self) -> (usize, usize) {
+        let (mut enrolled, mut left) = (0, 0);
+        for g in self.groups.iter() {
+            let c = g.counts.load(Ordering::Relaxed);
+            enrolled += (c >> 32) as usize;
+            left += (c & LEFT_MASK) as usize;
+        }
+        (enrolled.saturating_sub(left), enrolled)
     }
 
     /// The group of the worker (or plain thread) running now.
@@ -326,10 +341,34 @@ impl fmt::Debug for Barrier {
 
 impl Barrier {
     /// A barrier with no party enrolled.
+    #[track_caller]
     pub fn new() -> Self {
+        Self::with_info(ObjInfo::here(None))
+    }
+
+    /// A barrier with no party enrolled, named `name` in deadlock, stall and leak
+    /// reports (otherwise they name it by where it was made).
+    ///
+    /// ```
+    /// use hoare_core::barrier::Barrier;
+    ///
+    /// let b = Barrier::named("round");
+    /// assert_eq!(b.info().name(), Some("round"));
+    /// ```
+    #[track_caller]
+    pub fn named(name: impl AsRef<str>) -> Self {
+        Self::with_info(ObjInfo::here(Some(crate::wait::intern(name.as_ref()))))
+    }
+
+    fn with_info(info: ObjInfo) -> Self {
         Self {
-            inner: Arc::new(Inner::new()),
+            inner: Arc::new(Inner::new(info)),
         }
+    }
+
+    /// The barrier's identity in reports (id, name, where it was made).
+    pub fn info(&self) -> &ObjInfo {
+        &self.inner.info
     }
 
     /// A barrier with `n` ends enrolled, all awaited by its first round.
@@ -342,6 +381,7 @@ impl Barrier {
     /// drop(ends); // each dropped end resigns
     /// assert_eq!(barrier.enrolled(), 0);
     /// ```
+    #[track_caller]
     pub fn with_enrolled(n: usize) -> (Self, Vec<BarrierEnd>) {
         let b = Self::new();
         let ends = b.enroll_many(n);
@@ -357,7 +397,8 @@ impl Barrier {
             Arc::as_ptr(&self.inner) as usize,
             crate::step::Class::Barrier,
             crate::step::Access::Other
-        ));
+        )
+        .with_info(self.inner.info));
         let g = self.inner.here();
         let _lock = sync::lock(&self.inner.global);
         self.inner.join_group(g, 1);
@@ -385,7 +426,8 @@ impl Barrier {
             Arc::as_ptr(&self.inner) as usize,
             crate::step::Class::Barrier,
             crate::step::Access::Other
-        ));
+        )
+        .with_info(self.inner.info));
         let g = self.inner.here();
         {
             let _lock = sync::lock(&self.inner.global);
@@ -459,7 +501,8 @@ impl BarrierEnd {
             Arc::as_ptr(&self.inner) as usize,
             crate::step::Class::Barrier,
             crate::step::Access::Other
-        ));
+        )
+        .with_info(self.inner.info));
         let inner = &*self.inner;
         if park::with_current(|p| p.cancelled()) {
             return;
@@ -476,8 +519,21 @@ impl BarrierEnd {
             inner.leave_group(self.home, true);
             self.home = here;
         }
+        /// The wait record of a party blocked in a sync.
+        unsafe fn describe(inner: *const ()) -> Wait {
+            // SAFETY: `WaitOn::new`'s contract: the blocked party holds an end.
+            let inner = unsafe { &*(inner as *const Inner) };
+            let (arrived, enrolled) = inner.counts();
+            Wait::Barrier {
+                barrier: inner.info.object("barrier", inner as *const Inner as usize),
+                arrived,
+                enrolled,
+            }
+        }
+        // SAFETY: this end keeps `inner` alive while its party waits.
+        let on = unsafe { WaitOn::new(inner as *const Inner as *const (), describe) };
         let node = Node {
-            waiter: Waiter::for_current(),
+            waiter: Waiter::for_current().on(on),
             next: AtomicPtr::new(ptr::null_mut()),
         };
         let me = &node as *const Node as *mut Node;
@@ -532,7 +588,8 @@ impl Drop for BarrierEnd {
                 Arc::as_ptr(&self.inner) as usize,
                 crate::step::Class::Barrier,
                 crate::step::Access::Other
-            ));
+            )
+            .with_info(self.inner.info));
             self.inner.leave_group(self.home, true);
         }
     }

@@ -26,6 +26,7 @@ pub mod sched;
 pub mod step;
 mod sync;
 pub mod timer;
+pub mod wait;
 pub mod waiter;
 
 #[cfg(all(test, loom))]

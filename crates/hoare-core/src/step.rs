@@ -78,7 +78,7 @@ pub enum Class {
 /// One object an operation touches: its address (identified by the checker in
 /// order of first appearance within an execution), its class, and how it is
 /// touched.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug)]
 pub struct Obj {
     /// The object's address (the checker never keeps it across executions).
     pub addr: usize,
@@ -86,10 +86,13 @@ pub struct Obj {
     pub class: Class,
     /// How it is touched.
     pub access: Access,
+    /// Its identity (name, creation site) for reports, where the operation knows
+    /// it.
+    pub info: Option<crate::wait::ObjInfo>,
 }
 
 /// An operation about to be performed: its kind and the objects it touches.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Op {
     /// The kind.
     pub kind: OpKind,
@@ -106,8 +109,17 @@ impl Op {
                 addr,
                 class,
                 access,
+                info: None,
             }],
         }
+    }
+
+    /// This operation, its first object's identity set to `info`.
+    pub fn with_info(mut self, info: crate::wait::ObjInfo) -> Self {
+        if let Some(o) = self.objs.first_mut() {
+            o.info = Some(info);
+        }
+        self
     }
 }
 
@@ -116,6 +128,7 @@ pub const CLOCK: Obj = Obj {
     addr: 1,
     class: Class::Clock,
     access: Access::Other,
+    info: None,
 };
 
 std::thread_local! {

@@ -26,6 +26,7 @@
 
 use crate::park::{self, Park, Unparker};
 use crate::sync::{AtomicUsize, Ordering};
+use crate::wait::WaitOn;
 use std::time::Instant;
 
 const KIND_MASK: usize = 0b11;
@@ -80,7 +81,16 @@ pub struct Waiter {
     /// waiter's address (not a queue it could be withdrawn from), from before the
     /// wait starts until it wakes the party. See [`is_held`](Waiter::is_held).
     private: bool,
+    /// What the wait is for, for reports (see [`crate::wait`]).
+    on: std::cell::UnsafeCell<WaitOn>,
 }
+
+// SAFETY: `on` is written only by the waiting party before others can read it
+// (at construction, or `set_on` on a re-armed waiter) and read only while the
+// party is parked in the wait; every other field is atomic or immutable.
+unsafe impl Sync for Waiter {}
+// SAFETY: as above; the record's pointers are only read under `WaitOn`'s contract.
+unsafe impl Send for Waiter {}
 
 crate::sync::global_lock! {
     /// Takes the one global lock of alting barriers (lock order: a channel's lock
@@ -102,7 +112,31 @@ impl Waiter {
             unparker,
             alting: false,
             private: false,
+            on: std::cell::UnsafeCell::new(WaitOn::UNKNOWN),
         }
+    }
+
+    /// This waiter, recording that its wait is for `on` (see [`crate::wait`]).
+    #[inline(always)]
+    pub fn on(mut self, on: WaitOn) -> Self {
+        *self.on.get_mut() = on;
+        self
+    }
+
+    /// Re-records what a re-armed waiter waits for.
+    ///
+    /// # Safety
+    /// No other party may read the record meanwhile (the waiter is not parked in).
+    pub(crate) unsafe fn set_on(&self, on: WaitOn) {
+        // SAFETY: the caller's contract: nobody reads `on` concurrently.
+        unsafe { *self.on.get() = on };
+    }
+
+    /// What the wait is for.
+    #[inline]
+    pub fn wait_on(&self) -> WaitOn {
+        // SAFETY: written only before the wait is visible or while nobody reads it.
+        unsafe { *self.on.get() }
     }
 
     /// A waiter for a private hand-off (see [`is_held`](Waiter::is_held)): the

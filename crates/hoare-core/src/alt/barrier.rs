@@ -314,6 +314,12 @@ unsafe impl Case for BarrierCase<'_> {
         }
     }
 
+    fn guard(&self) -> Option<crate::wait::Guard> {
+        self.end
+            .as_ref()
+            .map(|_| crate::wait::Guard::Other("an alting barrier"))
+    }
+
     fn try_alone(&mut self) -> bool {
         if self.try_now() {
             self.complete();

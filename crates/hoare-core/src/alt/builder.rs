@@ -434,6 +434,10 @@ impl<'a, T> CaseSet for [RecvCase<'a, T>] {
     fn case(&mut self, i: usize) -> &mut RecvCase<'a, T> {
         &mut self[i]
     }
+    #[inline]
+    fn case_ref(&self, i: usize) -> &RecvCase<'a, T> {
+        &self[i]
+    }
 }
 
 /// The most stack `recv_any` spends on a buffer of cases.

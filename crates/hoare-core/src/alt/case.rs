@@ -7,6 +7,7 @@
 use crate::chan::select::{complete_recv, complete_send, Deal, SelectLock, Selected};
 use crate::chan::{Entry, Packet, RawChan, RecvError, SendError};
 use crate::timer::Timer;
+use crate::wait::Guard;
 use crate::waiter::Waiter;
 use std::marker::PhantomData;
 use std::ptr;
@@ -94,6 +95,10 @@ pub unsafe trait Case {
     }
     /// A timeout or skip guard was chosen.
     fn set_chosen(&mut self) {}
+    /// The guard as a report shows it (`None`: precondition false).
+    fn guard(&self) -> Option<Guard> {
+        None
+    }
 }
 
 /// The lock a channel case uses: its own, or another case's (same channel).
@@ -146,6 +151,8 @@ enum State<T> {
 ///
 /// Implemented by [`RecvDir`] and [`SendDir`].
 pub(crate) trait Direction<'a, T: 'a> {
+    /// The operation, as a report names it.
+    const OP: &'static str;
     /// The guard's result.
     type Output;
     /// Under the lock: tries the communication (`packet` is the case's).
@@ -173,6 +180,7 @@ pub(crate) trait Direction<'a, T: 'a> {
 pub enum RecvDir {}
 
 impl<'a, T: 'a> Direction<'a, T> for RecvDir {
+    const OP: &'static str = "recv";
     type Output = Result<T, RecvError>;
 
     #[inline(always)]
@@ -209,6 +217,7 @@ impl<'a, T: 'a> Direction<'a, T> for RecvDir {
 pub enum SendDir {}
 
 impl<'a, T: 'a> Direction<'a, T> for SendDir {
+    const OP: &'static str = "send";
     type Output = Result<(), SendError<T>>;
 
     #[inline(always)]
@@ -358,6 +367,13 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
         self.chan().addr()
     }
 
+    fn guard(&self) -> Option<Guard> {
+        self.chan.map(|c| Guard::Chan {
+            op: D::OP,
+            chan: c.object(),
+        })
+    }
+
     #[inline(always)]
     fn try_alone(&mut self) -> bool {
         let mut g = self.chan().lock();
@@ -500,6 +516,10 @@ unsafe impl<Tm: Timer> Case for TimeoutCase<Tm> {
         self.timer.as_ref().is_some_and(|t| t.expired())
     }
 
+    fn guard(&self) -> Option<Guard> {
+        self.timer.as_ref().map(|_| Guard::Other("timeout"))
+    }
+
     fn deadline(&mut self) -> Option<Instant> {
         if self.deadline.is_none() {
             self.deadline = self.timer.as_mut().map(|t| t.deadline());
@@ -550,6 +570,10 @@ unsafe impl Case for SkipCase {
         } else {
             Kind::Off
         }
+    }
+
+    fn guard(&self) -> Option<Guard> {
+        self.enabled.then_some(Guard::Other("skip"))
     }
 
     fn set_chosen(&mut self) {

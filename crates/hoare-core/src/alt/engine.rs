@@ -29,6 +29,7 @@
 
 use super::case::{Case, Kind};
 use crate::registration::{Registration, Withdraw};
+use crate::wait::{Wait, WaitOn};
 use crate::waiter::{Outcome, Waiter, CANCELLED};
 use std::marker::PhantomData;
 use std::time::Instant;
@@ -45,6 +46,8 @@ pub(crate) trait CaseSet {
     fn len(&self) -> usize;
     /// Case `i`.
     fn case(&mut self, i: usize) -> &mut Self::Case;
+    /// Case `i`, to look at.
+    fn case_ref(&self, i: usize) -> &Self::Case;
 }
 
 impl<'c> CaseSet for [&mut (dyn Case + 'c)] {
@@ -56,6 +59,10 @@ impl<'c> CaseSet for [&mut (dyn Case + 'c)] {
     #[inline]
     fn case(&mut self, i: usize) -> &mut (dyn Case + 'c) {
         &mut *self[i]
+    }
+    #[inline]
+    fn case_ref(&self, i: usize) -> &(dyn Case + 'c) {
+        &*self[i]
     }
 }
 
@@ -165,12 +172,14 @@ fn step_op<S: CaseSet + ?Sized>(cases: &mut S) -> crate::step::Op {
                 addr: c.addr(),
                 class: Class::Chan,
                 access: Access::Other,
+                info: None,
             }),
             Kind::Timeout => objs.push(CLOCK),
             Kind::Barrier => objs.push(Obj {
                 addr: 2,
                 class: Class::Barrier,
                 access: Access::Other,
+                info: None,
             }),
             Kind::Off | Kind::Skip => {}
         }
@@ -419,9 +428,17 @@ fn wait<S: CaseSet + ?Sized, P: Plan>(
         return None;
     }
     // Register one waiter on every guard, then let go.
+    // The wait record reads the cases through this pointer while the party is
+    // parked (nothing else touches them then).
+    let set: *const S = &*cases;
+    // SAFETY: `set` lives in this frame, the cases behind it too, for as long as
+    // the waiter is parked in this wait.
+    let on = unsafe { WaitOn::new(&set as *const *const S as *const (), describe_alt::<S>) };
     let local;
     let waiter: *const Waiter = if P::LINGER {
         let (w, lingering) = plan.rearm();
+        // SAFETY: a re-armed waiter is open and nobody else reads its record.
+        unsafe { (*w).set_on(on) };
         if lingering {
             // The entries of the last wait: out, under the locks we hold, before
             // any of them could be claimed through the re-armed waiter.
@@ -438,7 +455,8 @@ fn wait<S: CaseSet + ?Sized, P: Plan>(
             Waiter::for_current_alting()
         } else {
             Waiter::for_current()
-        };
+        }
+        .on(on);
         &local
     };
     // SAFETY: the stack waiter lives in this frame; a lingering plan's waiter lives
@@ -481,6 +499,20 @@ fn wait<S: CaseSet + ?Sized, P: Plan>(
             i
         }
     })
+}
+
+/// The wait record of an alt: its enabled guards.
+///
+/// # Safety
+/// `data` points to a `*const S` to the alt's live cases, and the alt is parked.
+unsafe fn describe_alt<S: CaseSet + ?Sized>(data: *const ()) -> Wait {
+    // SAFETY: the caller's contract.
+    let set: &S = unsafe { &**(data as *const *const S) };
+    Wait::Alt {
+        guards: (0..set.len())
+            .filter_map(|i| set.case_ref(i).guard())
+            .collect(),
+    }
 }
 
 /// An alt's registration: its waiter on every channel guard's queue (and, with

@@ -199,9 +199,16 @@ impl<T, S: Sharing> Sender<T, S> {
                 self.chan.addr(),
                 crate::step::Class::Chan,
                 crate::step::Access::Other
-            ));
+            )
+            .with_info(*self.chan.info()));
             self.chan.poison(Side::Writer);
         }
+    }
+
+    /// The channel's identity in reports: its id, its name (see
+    /// [`ChannelBuilder::name`](super::ChannelBuilder::name)) and where it was made.
+    pub fn info(&self) -> &crate::wait::ObjInfo {
+        self.chan.info()
     }
 
     /// Whether the channel is poisoned.
@@ -356,9 +363,16 @@ impl<T, S: Sharing> Receiver<T, S> {
                 self.chan.addr(),
                 crate::step::Class::Chan,
                 crate::step::Access::Other
-            ));
+            )
+            .with_info(*self.chan.info()));
             self.chan.poison(Side::Reader);
         }
+    }
+
+    /// The channel's identity in reports: its id, its name (see
+    /// [`ChannelBuilder::name`](super::ChannelBuilder::name)) and where it was made.
+    pub fn info(&self) -> &crate::wait::ObjInfo {
+        self.chan.info()
     }
 
     /// Whether the channel is poisoned (a buffered channel poisoned by its writers

@@ -3,6 +3,7 @@
 
 use super::ends::{ends, Any, One, Receiver, Sender, Sharing};
 use super::raw::RawChan;
+use crate::wait::ObjInfo;
 
 /// How a channel buffers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -55,11 +56,12 @@ impl Channel {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ChannelBuilder {
     buffer: Buffer,
+    name: Option<&'static str>,
 }
 
 impl From<Buffer> for ChannelBuilder {
     fn from(buffer: Buffer) -> Self {
-        Self { buffer }
+        Self { buffer, name: None }
     }
 }
 
@@ -85,6 +87,23 @@ impl ChannelBuilder {
     pub fn unbounded(self) -> Self {
         self.buffer(Buffer::Unbounded)
     }
+    /// Names the channel: deadlock, stall and leak reports call it by this name
+    /// (otherwise by the place in the source where it was made). Each distinct
+    /// name is stored once for the life of the program.
+    ///
+    /// ```
+    /// use hoare_core::chan::Channel;
+    ///
+    /// let (tx, _rx) = Channel::builder().name("fork1").one2one::<()>();
+    /// assert_eq!(tx.info().name(), Some("fork1"));
+    /// let (tx, _rx) = Channel::builder().name(format!("fork{}", 2)).one2one::<()>();
+    /// assert_eq!(tx.info().name(), Some("fork2"));
+    /// ```
+    pub fn name(mut self, name: impl AsRef<str>) -> Self {
+        self.name = Some(crate::wait::intern(name.as_ref()));
+        self
+    }
+
     /// The buffering chosen so far.
     pub fn buffering(&self) -> Buffer {
         self.buffer
@@ -95,43 +114,52 @@ impl ChannelBuilder {
     ///
     /// # Panics
     /// On an overwriting buffer of capacity 0.
+    #[track_caller]
     pub fn make<T, S: Sharing, R: Sharing>(self) -> (Sender<T, S>, Receiver<T, R>) {
-        ends(RawChan::new(self.buffer))
+        ends(RawChan::new(self.buffer, ObjInfo::here(self.name)))
     }
     /// One writer, one reader.
+    #[track_caller]
     pub fn one2one<T>(self) -> (Sender<T, One>, Receiver<T, One>) {
         self.make()
     }
     /// Shared writing end, one reader.
+    #[track_caller]
     pub fn any2one<T>(self) -> (Sender<T, Any>, Receiver<T, One>) {
         self.make()
     }
     /// One writer, shared reading end.
+    #[track_caller]
     pub fn one2any<T>(self) -> (Sender<T, One>, Receiver<T, Any>) {
         self.make()
     }
     /// Shared writing and reading ends.
+    #[track_caller]
     pub fn any2any<T>(self) -> (Sender<T, Any>, Receiver<T, Any>) {
         self.make()
     }
 }
 
 /// A rendezvous channel with one writer and one reader.
+#[track_caller]
 pub fn one2one<T>() -> (Sender<T, One>, Receiver<T, One>) {
     Channel::builder().one2one()
 }
 
 /// A rendezvous channel whose writing end may be shared.
+#[track_caller]
 pub fn any2one<T>() -> (Sender<T, Any>, Receiver<T, One>) {
     Channel::builder().any2one()
 }
 
 /// A rendezvous channel whose reading end may be shared.
+#[track_caller]
 pub fn one2any<T>() -> (Sender<T, One>, Receiver<T, Any>) {
     Channel::builder().one2any()
 }
 
 /// A rendezvous channel whose both ends may be shared.
+#[track_caller]
 pub fn any2any<T>() -> (Sender<T, Any>, Receiver<T, Any>) {
     Channel::builder().any2any()
 }

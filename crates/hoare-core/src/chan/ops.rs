@@ -12,6 +12,7 @@ use super::select::{complete_recv, complete_send, Deal, FinishOnDrop, Selected};
 use super::waitq::Entry;
 use crate::park::{self, Park};
 use crate::registration::{Registration, Withdraw};
+use crate::wait::{self, WaitOn};
 use crate::waiter::{Outcome, Waiter, CANCELLED};
 use std::time::Instant;
 
@@ -70,6 +71,14 @@ impl<T> Withdraw for ChanSite<'_, T> {
     }
 }
 
+/// Which channel operation a party blocks in (for its wait record).
+#[derive(Clone, Copy)]
+enum ChanOp {
+    Send,
+    Recv,
+    ExtRecv,
+}
+
 impl<T> RawChan<T> {
     /// The checker's description of a send (`send`) or a receive on this channel
     /// waiting as `wait`: a plain blocking one on a rendezvous channel commutes
@@ -91,11 +100,48 @@ impl<T> RawChan<T> {
         } else {
             Access::Other
         };
-        let mut op = Op::one(kind, self.addr(), Class::Chan, access);
+        let mut op = Op::one(kind, self.addr(), Class::Chan, access).with_info(*self.info());
         if matches!(wait, Wait::Until(Some(_))) {
             op.objs.push(CLOCK);
         }
         op
+    }
+
+    /// The wait record of a party blocked in `op` on this channel.
+    #[inline(always)]
+    fn wait_on(&self, op: ChanOp) -> WaitOn {
+        unsafe fn send<T>(c: *const ()) -> wait::Wait {
+            // SAFETY: `WaitOn::new`'s contract: the blocked party holds the channel.
+            let c = unsafe { &*(c as *const RawChan<T>) };
+            wait::Wait::Chan {
+                op: "send",
+                chan: c.object(),
+            }
+        }
+        unsafe fn recv<T>(c: *const ()) -> wait::Wait {
+            // SAFETY: as in `send`.
+            let c = unsafe { &*(c as *const RawChan<T>) };
+            wait::Wait::Chan {
+                op: "recv",
+                chan: c.object(),
+            }
+        }
+        unsafe fn ext<T>(c: *const ()) -> wait::Wait {
+            // SAFETY: as in `send`.
+            let c = unsafe { &*(c as *const RawChan<T>) };
+            wait::Wait::Chan {
+                op: "extended recv",
+                chan: c.object(),
+            }
+        }
+        let f = match op {
+            ChanOp::Send => send::<T>,
+            ChanOp::Recv => recv::<T>,
+            ChanOp::ExtRecv => ext::<T>,
+        };
+        // SAFETY: the party blocked on this channel holds an end of it (the caller
+        // of `block` borrows it), so it outlives the waiter.
+        unsafe { WaitOn::new(self as *const Self as *const (), f) }
     }
 
     /// Blocks the current party on this channel: makes its waiter, lets `register`
@@ -117,11 +163,12 @@ impl<T> RawChan<T> {
         &self,
         mut g: G,
         deadline: Option<Instant>,
+        op: ChanOp,
         register: impl FnOnce(&mut G, *const Waiter),
         done: impl FnOnce(Outcome) -> R,
     ) -> R {
         park::with_current(|p| {
-            let waiter = Waiter::new(p.unparker());
+            let waiter = Waiter::new(p.unparker()).on(self.wait_on(op));
             register(&mut g, &waiter);
             let reg = Registration::new(
                 ChanSite {
@@ -242,6 +289,7 @@ impl<T> RawChan<T> {
             self.block(
                 g,
                 deadline,
+                ChanOp::Send,
                 |g, w| g.register_send(Entry::plain(w, pk, deadline.is_none())),
                 |out| match out {
                     Outcome::Done {
@@ -301,6 +349,7 @@ impl<T> RawChan<T> {
             self.block(
                 g,
                 deadline,
+                ChanOp::Recv,
                 |g, w| g.register_recv(Entry::plain(w, pk, deadline.is_none())),
                 |out| match out {
                     Outcome::Done {
@@ -358,6 +407,7 @@ impl<T> RawChan<T> {
             self.block(
                 g,
                 deadline,
+                ChanOp::ExtRecv,
                 |g, w| g.register_recv(Entry::plain(w, pk, deadline.is_none())),
                 |out| match out {
                     Outcome::Done {

@@ -12,6 +12,7 @@ use super::factory::Buffer;
 use super::select::SelectLock;
 use super::waitq::WaitQueue;
 use crate::sync::{AtomicBool, AtomicUsize, Ordering, SpinLock};
+use crate::wait::{ObjInfo, Object};
 use std::collections::VecDeque;
 
 /// The shared state of one channel, whatever its buffering. Its ends hold it by
@@ -25,6 +26,8 @@ pub struct RawChan<T> {
     poisoned: AtomicBool,
     senders: AtomicUsize,
     receivers: AtomicUsize,
+    /// Its identity in reports.
+    pub(crate) info: ObjInfo,
 }
 
 /// What one channel's lock guards: the same for every buffering.
@@ -53,6 +56,7 @@ impl<T> std::fmt::Debug for RawChan<T> {
         f.debug_struct("RawChan")
             .field("buffer", &self.buffer)
             .field("poisoned", &self.is_poisoned())
+            .field("info", &self.info)
             .finish_non_exhaustive()
     }
 }
@@ -62,7 +66,7 @@ impl<T> RawChan<T> {
     ///
     /// # Panics
     /// On an overwriting buffer of capacity 0.
-    pub(crate) fn new(buffer: Buffer) -> Self {
+    pub(crate) fn new(buffer: Buffer, info: ObjInfo) -> Self {
         let buffer = match buffer {
             Buffer::Bounded(0) => Buffer::Rendezvous,
             Buffer::Overwriting(0) => {
@@ -82,7 +86,18 @@ impl<T> RawChan<T> {
             poisoned: AtomicBool::new(false),
             senders: AtomicUsize::new(1),
             receivers: AtomicUsize::new(1),
+            info,
         }
+    }
+
+    /// This channel's identity (id, name, where it was made).
+    pub fn info(&self) -> &ObjInfo {
+        &self.info
+    }
+
+    /// This channel as a report names it.
+    pub fn object(&self) -> Object {
+        self.info.object("channel", self.addr())
     }
 
     /// Locks this channel (see [`super::select`]).
@@ -141,12 +156,28 @@ impl<T> RawChan<T> {
 
     /// Counts one end of one side gone; the last one poisons from its side.
     pub(crate) fn drop_end(&self, sender: bool) {
-        crate::check_step!(|| crate::step::Op::one(
-            crate::step::OpKind::DropEnd,
-            self.addr(),
-            crate::step::Class::Chan,
-            crate::step::Access::Drop
-        ));
+        // A scheduling point only for the last end of a side (which poisons):
+        // dropping any other end changes nothing another party can see. (Under a
+        // checker nobody else runs between this look and the decrement below.)
+        #[cfg(feature = "check")]
+        if (if sender {
+            &self.senders
+        } else {
+            &self.receivers
+        })
+        .load(Ordering::Relaxed)
+            == 1
+        {
+            crate::step::step(|| {
+                crate::step::Op::one(
+                    crate::step::OpKind::DropEnd,
+                    self.addr(),
+                    crate::step::Class::Chan,
+                    crate::step::Access::Drop,
+                )
+                .with_info(*self.info())
+            });
+        }
         let c = if sender {
             &self.senders
         } else {

@@ -12,6 +12,7 @@ use super::select::{Deal, Selected};
 use super::waitq::Entry;
 use crate::park::{self, Unparker};
 use crate::registration::{Registration, Withdraw};
+use crate::wait::{Wait, WaitOn};
 use crate::waiter::{Outcome, Waiter};
 use std::ptr;
 
@@ -84,7 +85,7 @@ unsafe fn deliver_extended<T>(r: Entry<T>, packet: &mut Packet<T>) {
                 hand_off(packet, p, r.waiter);
                 return;
             }
-            let w2 = Waiter::private(party.unparker());
+            let w2 = Waiter::private(party.unparker()).on(WaitOn::fixed(hand_off_wait));
             Packet::set_writer(p, &w2);
             hand_off(packet, p, r.waiter);
             let _reg = Registration::new(HandOff(&w2), &w2);
@@ -101,6 +102,11 @@ unsafe fn deliver_extended<T>(r: Entry<T>, packet: &mut Packet<T>) {
             );
         }
     });
+}
+
+/// The wait record of an extended rendezvous's writer.
+unsafe fn hand_off_wait(_: *const ()) -> Wait {
+    Wait::HandOff
 }
 
 /// The unpark function of a waiter nobody waits on.

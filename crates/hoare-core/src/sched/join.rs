@@ -11,6 +11,7 @@
 use crate::park;
 use crate::registration::{Registration, Withdraw};
 use crate::sync::{AtomicPtr, Ordering, UnsafeCell};
+use crate::wait::{Wait, WaitOn};
 use crate::waiter::{Outcome, Waiter};
 use std::ptr;
 
@@ -90,18 +91,33 @@ impl<T> JoinSlot<T> {
     /// Like [`join`](Self::join), but a [cancelled](crate::park::Park::cancelled)
     /// party does not block: it gets `None` unless the slot is already complete.
     pub fn join_or_cancel(&self) -> Option<T> {
+        self.join_or_cancel_for(0)
+    }
+
+    /// [`join_or_cancel`](Self::join_or_cancel), for the end of process `target`
+    /// (its id, which reports name as what the party waits for; 0: unknown).
+    pub fn join_or_cancel_for(&self, target: u64) -> Option<T> {
         crate::check_step!(|| crate::step::Op::one(
             crate::step::OpKind::Join,
             self as *const Self as usize,
             crate::step::Class::Join,
             crate::step::Access::Other
         ));
+        /// The wait record of a joiner.
+        unsafe fn describe(target: *const ()) -> Wait {
+            // SAFETY: `WaitOn::new`'s contract: `target` lives in the joiner's frame.
+            Wait::Join {
+                target: unsafe { *(target as *const u64) },
+            }
+        }
         if self.state.load(Ordering::Acquire) != DONE {
             let cancelled = park::with_current(|p| {
                 if p.cancelled() {
                     return true;
                 }
-                let waiter = Waiter::new(p.unparker());
+                // SAFETY: `target` lives in this frame while the party waits.
+                let on = unsafe { WaitOn::new(&target as *const u64 as *const (), describe) };
+                let waiter = Waiter::new(p.unparker()).on(on);
                 let me = &waiter as *const Waiter as *mut Waiter;
                 if self
                     .state

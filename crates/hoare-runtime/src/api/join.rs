@@ -114,7 +114,7 @@ impl<T> JoinHandle<T> {
     /// [`ProcessError::Cancelled`] unless the process has ended already.
     pub fn join(self) -> Result<T, ProcessError> {
         self.slot
-            .join_or_cancel()
+            .join_or_cancel_for(self.id)
             .unwrap_or(Err(ProcessError::Cancelled))
     }
 
@@ -127,6 +127,11 @@ impl<T> JoinHandle<T> {
     pub fn id(&self) -> u64 {
         self.id
     }
+}
+
+/// The wait record of a scope waiting for its processes.
+unsafe fn scope_wait(_: *const ()) -> hoare_core::wait::Wait {
+    hoare_core::wait::Wait::Scope
 }
 
 /// Counts a scope's running children; the last one to finish wakes the scope's
@@ -180,7 +185,9 @@ impl ChildCount {
         });
         // A private hand-off: the last child to finish wakes this waiter through
         // `waiter`.
-        let waiter = hoare_core::park::with_current(|p| Waiter::private(p.unparker()));
+        let waiter = hoare_core::park::with_current(|p| {
+            Waiter::private(p.unparker()).on(hoare_core::wait::WaitOn::fixed(scope_wait))
+        });
         self.waiter
             .store(&waiter as *const _ as *mut _, Ordering::Release);
         if self.pending.fetch_sub(1, Ordering::AcqRel) != 1 {

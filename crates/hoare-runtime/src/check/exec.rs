@@ -10,14 +10,15 @@
 //! the order it was woken: that continuation touches nothing but its own wait (an
 //! alt takes its registrations back), which the step's accesses account for.
 
+use super::FxMap;
 use super::{Access, Choice, Key, Strategy};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use hoare_core::park::{self, Park, Unparker};
 use hoare_core::step::{self as hstep, Class, Op, OpKind};
+use hoare_core::wait::ObjInfo;
 use hoare_core::waiter::Waiter;
 use std::cell::{Cell, RefCell, UnsafeCell};
-use super::FxMap;
 use std::collections::BTreeSet;
 use std::panic::Location;
 use std::ptr::{self, NonNull};
@@ -71,6 +72,8 @@ pub(crate) struct CProc {
     /// The deadline of the timed wait it is parked in.
     pub(crate) deadline: Cell<Option<Instant>>,
     unwinding: Cell<bool>,
+    /// The waiter of the wait it is parked in (null: none, or a sleep).
+    pub(crate) waiting: Cell<*const Waiter>,
     pub(crate) name: Option<String>,
     pub(crate) site: &'static Location<'static>,
     exec: *const Exec,
@@ -117,7 +120,7 @@ impl CProc {
 }
 
 impl Park for CProc {
-    fn park(&self, _w: &Waiter) {
+    fn park(&self, w: &Waiter) {
         if self.token.replace(false) {
             return;
         }
@@ -125,19 +128,24 @@ impl Park for CProc {
             // Leftover processes are reset, never unwound: cannot happen.
             return;
         }
+        self.waiting.set(w);
         self.suspend(Susp::Park);
+        self.waiting.set(ptr::null());
         let t = self.token.replace(false);
         debug_assert!(t, "hoare::check: a process resumed without its unpark");
     }
 
-    fn park_until(&self, deadline: Instant, _w: Option<&Waiter>) -> bool {
+    fn park_until(&self, deadline: Instant, w: Option<&Waiter>) -> bool {
         if self.token.replace(false) {
             return true;
         }
         if self.unwinding.get() || deadline <= self.exec().now.get() {
             return false;
         }
+        self.waiting
+            .set(w.map_or(ptr::null(), |w| w as *const Waiter));
         self.suspend(Susp::ParkUntil(deadline));
+        self.waiting.set(ptr::null());
         self.token.replace(false)
     }
 
@@ -164,7 +172,9 @@ impl Park for CProc {
             self.park(w);
             return true;
         }
+        self.waiting.set(w);
         self.suspend(Susp::ParkRelease(release, data));
+        self.waiting.set(ptr::null());
         let t = self.token.replace(false);
         debug_assert!(t, "hoare::check: a process resumed without its unpark");
         true
@@ -234,6 +244,8 @@ pub(crate) struct Exec {
     alts_on: RefCell<FxMap<u32, Vec<u32>>>,
     objs: RefCell<FxMap<Key, u32>>,
     pub(crate) obj_class: RefCell<Vec<Class>>,
+    /// The identity (name, creation site) of each object, where known.
+    pub(crate) obj_info: RefCell<Vec<Option<ObjInfo>>>,
     pub(crate) trace: RefCell<Vec<Event>>,
     pub(crate) schedule: RefCell<Vec<Choice>>,
     pub(crate) panic: RefCell<Option<(String, u32)>>,
@@ -280,6 +292,7 @@ impl Exec {
             alts_on: RefCell::new(FxMap::default()),
             objs: RefCell::new(FxMap::default()),
             obj_class: RefCell::new(Vec::new()),
+            obj_info: RefCell::new(Vec::new()),
             trace: RefCell::new(Vec::new()),
             schedule: RefCell::new(Vec::new()),
             panic: RefCell::new(None),
@@ -306,6 +319,7 @@ impl Exec {
         let n = m.len() as u32;
         *m.entry(k).or_insert_with(|| {
             self.obj_class.borrow_mut().push(class);
+            self.obj_info.borrow_mut().push(None);
             n
         })
     }
@@ -314,7 +328,16 @@ impl Exec {
     pub(crate) fn op_acc(&self, op: &Op) -> Vec<(u32, Access)> {
         op.objs
             .iter()
-            .map(|o| (self.obj(Key::Addr(o.addr), o.class), o.access))
+            .map(|o| {
+                let id = self.obj(Key::Addr(o.addr), o.class);
+                if let Some(i) = o.info {
+                    let mut infos = self.obj_info.borrow_mut();
+                    if infos[id as usize].is_none() {
+                        infos[id as usize] = Some(i);
+                    }
+                }
+                (id, o.access)
+            })
             .collect()
     }
 
@@ -351,6 +374,7 @@ impl Exec {
             blocked_in: RefCell::new(None),
             deadline: Cell::new(None),
             unwinding: Cell::new(false),
+            waiting: Cell::new(ptr::null()),
             name,
             site,
             exec: self,

@@ -107,8 +107,7 @@ impl std::hash::Hasher for Fx {
 }
 
 /// A map with the [`Fx`] hasher.
-pub(crate) type FxMap<K, V> =
-    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
+pub(crate) type FxMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<Fx>>;
 
 /// Chooses the next step.
 pub(crate) trait Strategy {
@@ -817,6 +816,7 @@ pub(crate) fn exit(slot: usize, scope: usize, panic: Option<&crate::ProcessError
         addr: slot,
         class: Class::Join,
         access: Access::Other,
+        info: None,
     }];
     if scope != 0 {
         // Counting a scope down commutes with other count-downs (only the
@@ -825,6 +825,7 @@ pub(crate) fn exit(slot: usize, scope: usize, panic: Option<&crate::ProcessError
             addr: scope,
             class: Class::Join,
             access: Access::Drop,
+            info: None,
         });
     }
     hoare_core::step::step(|| Op {

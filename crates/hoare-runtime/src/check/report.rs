@@ -3,7 +3,7 @@
 
 use super::exec::{End, Exec, PState};
 use super::{schedule_string, Choice, Key};
-use hoare_core::step::{Class, OpKind};
+use hoare_core::step::{Access, Class, OpKind};
 use std::fmt;
 
 /// What kind of failure a [`Report`] is.
@@ -112,6 +112,12 @@ fn op_name(k: OpKind) -> &'static str {
 }
 
 fn obj_name(ex: &Exec, id: u32) -> String {
+    if let Some(Some(i)) = ex.obj_info.borrow().get(id as usize) {
+        return match i.name() {
+            Some(n) => n.to_owned(),
+            None => format!("chan#{id}@{}:{}", i.site().file(), i.site().line()),
+        };
+    }
     match ex.obj_class.borrow().get(id as usize) {
         Some(Class::Chan) => format!("chan#{id}"),
         Some(Class::Barrier) => format!("barrier#{id}"),
@@ -179,9 +185,15 @@ pub(crate) fn build(ex: &Exec, end: &End) -> Report {
                     })
                     .unwrap_or_default();
                 waits.push((p.idx, objs));
-                let mut s = match op.as_ref() {
-                    Some(op) => format!("blocked in {}", describe(ex, op.kind, &op.objs)),
-                    None => "blocked".to_owned(),
+                let w = p.waiting.get();
+                // SAFETY: the process is parked in the wait of this waiter.
+                let wait = (!w.is_null())
+                    .then(|| unsafe { (*w).wait_on().describe() })
+                    .flatten();
+                let mut s = match (wait, op.as_ref()) {
+                    (Some(w), _) => format!("blocked in {w}"),
+                    (None, Some(op)) => format!("blocked in {}", describe(ex, op.kind, &op.objs)),
+                    (None, None) => "blocked".to_owned(),
                 };
                 if let Some(d) = p.deadline.get() {
                     let _ = write!(s, " until t+{:?}", d.duration_since(ex.base));
@@ -192,33 +204,63 @@ pub(crate) fn build(ex: &Exec, end: &End) -> Report {
         };
         let _ = writeln!(t, "  {}: {st}", p.label());
     }
-    // The wait-for graph: p waits for q when q touched an object p waits on
-    // and q is blocked too.
+    // The wait-for graph. A process blocked on a channel waits for the blocked
+    // processes that used it in the other direction (the receivers of a blocked
+    // send, the senders of a blocked receive) or, if none did yet, for the one
+    // it last communicated with (the one that holds the other end, as a
+    // philosopher holds the fork it picked up).
     if matches!(end, End::Deadlock | End::LeftBlocked) {
         let trace = ex.trace.borrow();
-        let touched = |q: u32, o: u32| {
-            trace
-                .iter()
-                .any(|e| e.proc == q && e.acc.iter().any(|&(x, _)| x == o))
-        };
+        let mut partner: Vec<Option<u32>> = vec![None; procs.len()];
+        for e in trace.iter() {
+            if let Choice::Run(_) = e.choice {
+                if let Some(&q) = e.woke.iter().find(|&&q| q != e.proc) {
+                    partner[e.proc as usize] = Some(q);
+                }
+                for &q in &e.woke {
+                    if q != e.proc {
+                        partner[q as usize] = Some(e.proc);
+                    }
+                }
+            }
+        }
+        let blocked = |q: u32| waits.iter().any(|(b, _)| *b == q);
         let edges: Vec<(u32, Vec<u32>)> = waits
             .iter()
             .map(|(p, objs)| {
-                let to = waits
+                let dir = procs[*p as usize]
+                    .blocked_in
+                    .borrow()
+                    .as_ref()
+                    .map(|o| o.kind);
+                let want = match dir {
+                    Some(OpKind::Send) => Some(Access::Recv),
+                    Some(OpKind::Recv) => Some(Access::Send),
+                    _ => None,
+                };
+                let mut to: Vec<u32> = trace
                     .iter()
-                    .filter(|(q, _)| q != p && objs.iter().any(|&o| touched(*q, o)))
-                    .map(|(q, _)| *q)
+                    .filter(|e| e.proc != *p && blocked(e.proc))
+                    .filter(|e| {
+                        e.acc.iter().any(|&(o, a)| {
+                            objs.contains(&o) && a != Access::Drop && want.is_none_or(|w| a == w)
+                        })
+                    })
+                    .map(|e| e.proc)
                     .collect();
+                to.dedup();
+                if to.is_empty() {
+                    if let Some(q) = partner[*p as usize].filter(|&q| blocked(q)) {
+                        to.push(q);
+                    }
+                }
                 (*p, to)
             })
             .collect();
         if let Some(cycle) = find_cycle(&edges) {
-            let names: Vec<String> = cycle.iter().map(|&p| procs[p as usize].label()).collect();
-            let _ = writeln!(
-                t,
-                "wait-for cycle: {} -> (back to the first)",
-                names.join(" -> ")
-            );
+            let mut names: Vec<String> = cycle.iter().map(|&p| procs[p as usize].short()).collect();
+            names.push(names[0].clone());
+            let _ = writeln!(t, "wait-for cycle: {}", names.join(" -> "));
         }
     }
     let trace = ex.trace.borrow();
@@ -278,26 +320,38 @@ fn describe(ex: &Exec, kind: OpKind, objs: &[hoare_core::step::Obj]) -> String {
 
 /// A cycle in the graph `edges` (each node's successors), if there is one.
 fn find_cycle(edges: &[(u32, Vec<u32>)]) -> Option<Vec<u32>> {
-    let idx = |p: u32| edges.iter().position(|(q, _)| *q == p);
-    for start in 0..edges.len() {
-        let mut path = vec![start];
-        let mut cur = start;
-        let mut seen = vec![false; edges.len()];
-        seen[start] = true;
-        loop {
-            let Some(&n) = edges[cur].1.first() else {
-                break;
+    fn dfs(
+        edges: &[(u32, Vec<u32>)],
+        i: usize,
+        state: &mut [u8],
+        path: &mut Vec<usize>,
+    ) -> Option<Vec<u32>> {
+        state[i] = 1;
+        path.push(i);
+        for &n in &edges[i].1 {
+            let Some(ni) = edges.iter().position(|(q, _)| *q == n) else {
+                continue;
             };
-            let Some(ni) = idx(n) else { break };
-            if let Some(pos) = path.iter().position(|&x| x == ni) {
-                return Some(path[pos..].iter().map(|&i| edges[i].0).collect());
+            if state[ni] == 1 {
+                let pos = path.iter().position(|&x| x == ni).unwrap_or(0);
+                return Some(path[pos..].iter().map(|&x| edges[x].0).collect());
             }
-            if seen[ni] {
-                break;
+            if state[ni] == 0 {
+                if let Some(c) = dfs(edges, ni, state, path) {
+                    return Some(c);
+                }
             }
-            seen[ni] = true;
-            path.push(ni);
-            cur = ni;
+        }
+        path.pop();
+        state[i] = 2;
+        None
+    }
+    let mut state = vec![0u8; edges.len()];
+    for i in 0..edges.len() {
+        if state[i] == 0 {
+            if let Some(c) = dfs(edges, i, &mut state, &mut Vec::new()) {
+                return Some(c);
+            }
         }
     }
     None
