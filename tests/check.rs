@@ -193,7 +193,6 @@ fn exhaustive_outcomes_contain_random_outcomes_on_mixed_alts() {
     let ex = Mutex::new(BTreeSet::new());
     let rnd = Mutex::new(BTreeSet::new());
     let s = Builder::new().exhaustive().run(|| mixed(&ex));
-    eprintln!("mixed: {s:?}");
     assert!(s.complete());
     Builder::new().random(300).seed(1).run(|| mixed(&rnd));
     Builder::new().pct(3, 300).seed(2).run(|| mixed(&rnd));
@@ -408,7 +407,6 @@ fn five_philosophers_deadlock_is_found_with_its_cycle() {
 #[test]
 fn fixed_college_passes() {
     let s = Builder::new().exhaustive().run(|| college(2, 1, true));
-    eprintln!("college 2x1: {s:?}");
     assert!(s.complete());
     Builder::new().random(200).run(|| college(5, 1, true));
     Builder::new().pct(3, 200).run(|| college(5, 1, true));
@@ -464,10 +462,11 @@ fn step_limit_cuts_or_reports_endless_networks() {
     assert_eq!(r.kind(), ReportKind::StepLimit);
 }
 
-/// Barriers, scopes, timed receives and poison work inside a check.
+/// Barriers, scopes, timed receives and poison work inside a check, and their
+/// interleavings are counted exactly.
 ///
-/// Fails (a deadlock) when the barrier's sync is not a scheduling point (its
-/// `check_step!` removed): a process then blocks in it before another enrolls.
+/// Fails (another count) when a barrier's sync is not a scheduling point (its
+/// `check_step!` in `BarrierEnd::sync` removed).
 #[test]
 fn barriers_scopes_and_poison_work() {
     let s = Builder::new().exhaustive().run(|| {
@@ -489,4 +488,7 @@ fn barriers_scopes_and_poison_work() {
         assert!(h.join().unwrap().is_err());
     });
     assert!(s.complete());
+    // The interleavings of three syncs, a timed receive racing poison, and the
+    // exits and joins.
+    assert_eq!(s.executions(), 787);
 }
