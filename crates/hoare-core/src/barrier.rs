@@ -394,7 +394,7 @@ impl Barrier {
     pub fn enroll(&self) -> BarrierEnd {
         crate::check_step!(|| crate::step::Op::one(
             crate::step::OpKind::Enroll,
-            Arc::as_ptr(&self.inner) as usize,
+            self.inner.info.id() as usize,
             crate::step::Class::Barrier,
             crate::step::Access::Other
         )
@@ -423,7 +423,7 @@ impl Barrier {
         );
         crate::check_step!(|| crate::step::Op::one(
             crate::step::OpKind::Enroll,
-            Arc::as_ptr(&self.inner) as usize,
+            self.inner.info.id() as usize,
             crate::step::Class::Barrier,
             crate::step::Access::Other
         )
@@ -498,7 +498,7 @@ impl BarrierEnd {
     pub fn sync(&mut self) {
         crate::check_step!(|| crate::step::Op::one(
             crate::step::OpKind::Sync,
-            Arc::as_ptr(&self.inner) as usize,
+            self.inner.info.id() as usize,
             crate::step::Class::Barrier,
             crate::step::Access::Other
         )
@@ -585,7 +585,7 @@ impl Drop for BarrierEnd {
         if self.home != LOST {
             crate::check_step!(|| crate::step::Op::one(
                 crate::step::OpKind::Resign,
-                Arc::as_ptr(&self.inner) as usize,
+                self.inner.info.id() as usize,
                 crate::step::Class::Barrier,
                 crate::step::Access::Other
             )

@@ -58,6 +58,11 @@ pub enum Access {
     Recv,
     /// Dropping an end.
     Drop,
+    /// An alt that found none of its guards ready and registered on the channel
+    /// (the checker records this once the alt has blocked): it commutes with
+    /// plain sends, receives and drops, which it would otherwise have found
+    /// ready or met later.
+    Register,
     /// Anything else (conflicts with every access to the object).
     Other,
 }
@@ -75,12 +80,14 @@ pub enum Class {
     Clock,
 }
 
-/// One object an operation touches: its address (identified by the checker in
-/// order of first appearance within an execution), its class, and how it is
-/// touched.
+/// One object an operation touches: its key (a channel's or barrier's
+/// [`ObjInfo`](crate::wait::ObjInfo) id, a joined process's id, else an
+/// address; the checker numbers objects in order of first appearance within an
+/// execution), its class, and how it is touched.
 #[derive(Clone, Copy, Debug)]
 pub struct Obj {
-    /// The object's address (the checker never keeps it across executions).
+    /// The object's key within its class (the checker never keeps it across
+    /// executions).
     pub addr: usize,
     /// Its class.
     pub class: Class,
@@ -123,7 +130,7 @@ impl Op {
     }
 }
 
-/// The clock object (`addr` 1: no real object lives there).
+/// The clock object (the only object of its class).
 pub const CLOCK: Obj = Obj {
     addr: 1,
     class: Class::Clock,

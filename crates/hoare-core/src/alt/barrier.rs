@@ -233,7 +233,7 @@ impl Drop for AltingBarrierEnd {
     fn drop(&mut self) {
         crate::check_step!(|| crate::step::Op::one(
             crate::step::OpKind::Resign,
-            2,
+            usize::MAX,
             crate::step::Class::Barrier,
             crate::step::Access::Other
         ));

@@ -169,14 +169,17 @@ fn step_op<S: CaseSet + ?Sized>(cases: &mut S) -> crate::step::Op {
         let c = cases.case(i);
         match c.kind() {
             Kind::Chan => objs.push(Obj {
-                addr: c.addr(),
+                addr: match c.guard() {
+                    Some(crate::wait::Guard::Chan { chan, .. }) => chan.id as usize,
+                    _ => c.addr(),
+                },
                 class: Class::Chan,
                 access: Access::Other,
                 info: None,
             }),
             Kind::Timeout => objs.push(CLOCK),
             Kind::Barrier => objs.push(Obj {
-                addr: 2,
+                addr: usize::MAX,
                 class: Class::Barrier,
                 access: Access::Other,
                 info: None,

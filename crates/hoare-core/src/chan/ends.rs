@@ -196,7 +196,7 @@ impl<T, S: Sharing> Sender<T, S> {
         if self.poisonable {
             crate::check_step!(|| crate::step::Op::one(
                 crate::step::OpKind::Poison,
-                self.chan.addr(),
+                self.chan.info().id() as usize,
                 crate::step::Class::Chan,
                 crate::step::Access::Other
             )
@@ -360,7 +360,7 @@ impl<T, S: Sharing> Receiver<T, S> {
         if self.poisonable {
             crate::check_step!(|| crate::step::Op::one(
                 crate::step::OpKind::Poison,
-                self.chan.addr(),
+                self.chan.info().id() as usize,
                 crate::step::Class::Chan,
                 crate::step::Access::Other
             )

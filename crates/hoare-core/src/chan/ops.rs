@@ -100,7 +100,8 @@ impl<T> RawChan<T> {
         } else {
             Access::Other
         };
-        let mut op = Op::one(kind, self.addr(), Class::Chan, access).with_info(*self.info());
+        let mut op =
+            Op::one(kind, self.info().id() as usize, Class::Chan, access).with_info(*self.info());
         if matches!(wait, Wait::Until(Some(_))) {
             op.objs.push(CLOCK);
         }

@@ -171,7 +171,7 @@ impl<T> RawChan<T> {
             crate::step::step(|| {
                 crate::step::Op::one(
                     crate::step::OpKind::DropEnd,
-                    self.addr(),
+                    self.info().id() as usize,
                     crate::step::Class::Chan,
                     crate::step::Access::Drop,
                 )

@@ -99,7 +99,13 @@ impl<T> JoinSlot<T> {
     pub fn join_or_cancel_for(&self, target: u64) -> Option<T> {
         crate::check_step!(|| crate::step::Op::one(
             crate::step::OpKind::Join,
-            self as *const Self as usize,
+            // The process joined (its id) where known: join slots are freed
+            // and their addresses reused.
+            if target != 0 {
+                target as usize
+            } else {
+                self as *const Self as usize
+            },
             crate::step::Class::Join,
             crate::step::Access::Other
         ));

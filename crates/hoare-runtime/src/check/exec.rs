@@ -274,7 +274,12 @@ pub(crate) fn conflict(a: Access, b: Access) -> bool {
     use Access::*;
     !matches!(
         (a, b),
-        (Send, Recv) | (Recv, Send) | (Drop, Send | Recv | Drop) | (Send | Recv, Drop)
+        (Send, Recv)
+            | (Recv, Send)
+            | (Drop, Send | Recv | Drop | Register)
+            | (Send | Recv | Register, Drop)
+            | (Register, Send | Recv)
+            | (Send | Recv, Register)
     )
 }
 
@@ -329,7 +334,7 @@ impl Exec {
         op.objs
             .iter()
             .map(|o| {
-                let id = self.obj(Key::Addr(o.addr), o.class);
+                let id = self.obj(Key::Obj(o.class, o.addr), o.class);
                 if let Some(i) = o.info {
                     let mut infos = self.obj_info.borrow_mut();
                     if infos[id as usize].is_none() {
@@ -596,12 +601,22 @@ impl Exec {
                         acc.push((self.obj(Key::Wait(x), Class::Join), Access::Other));
                     }
                 }
-                if op.kind == OpKind::Alt || op.objs.iter().any(|o| o.class == Class::Clock) {
+                if op.objs.iter().any(|o| o.class == Class::Clock) {
                     acc.push((self.obj(Key::Wait(p), Class::Join), Access::Other));
                 }
+                let nobjs = op.objs.len();
                 *self.cur_acc.borrow_mut() = acc;
                 self.set_ready(p, false);
                 self.resume(p);
+                // An alt that blocked only registered on its channels.
+                if op.kind == OpKind::Alt && pr.state.get() == PState::Blocked {
+                    let class = self.obj_class.borrow();
+                    for a in self.cur_acc.borrow_mut().iter_mut().take(nobjs) {
+                        if class[a.0 as usize] == Class::Chan {
+                            a.1 = Access::Register;
+                        }
+                    }
+                }
                 (p, Some(op.kind))
             }
             Choice::Fire(p) => {
@@ -613,7 +628,7 @@ impl Exec {
                     hstep::set_virtual_now(Some(d));
                 }
                 let kind = pr.blocked_in.borrow().as_ref().map(|o| o.kind);
-                let clock = self.obj(Key::Addr(hstep::CLOCK.addr), Class::Clock);
+                let clock = self.obj(Key::Obj(Class::Clock, hstep::CLOCK.addr), Class::Clock);
                 self.cur_acc.borrow_mut().push((clock, Access::Other));
                 self.unblock(p);
                 self.resume(p);

@@ -66,9 +66,9 @@ pub(crate) enum Choice {
 /// An object as the checker names it within one execution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Key {
-    /// A channel, barrier, join slot or the clock, by address (valid within one
-    /// execution only).
-    Addr(usize),
+    /// A channel or barrier (by its `ObjInfo` id), a process's join (by the
+    /// process's index), a scope (by address), the clock: by class and key.
+    Obj(hoare_core::step::Class, usize),
     /// The wait of a process (an alt's, a timed operation's).
     Wait(u32),
 }
@@ -812,8 +812,12 @@ pub(crate) fn exit(slot: usize, scope: usize, panic: Option<&crate::ProcessError
     if ex.is_null() {
         return;
     }
+    // A join names the process it joins by id (its index here); the slot's
+    // address only when the id is not known.
+    let _ = slot;
+    let me = exec::current_proc().unwrap_or(0) as usize;
     let mut objs = vec![Obj {
-        addr: slot,
+        addr: me,
         class: Class::Join,
         access: Access::Other,
         info: None,

@@ -180,7 +180,7 @@ pub(crate) fn build(ex: &Exec, end: &End) -> Report {
                     .map(|o| {
                         o.objs
                             .iter()
-                            .map(|x| ex.obj(Key::Addr(x.addr), x.class))
+                            .map(|x| ex.obj(Key::Obj(x.class, x.addr), x.class))
                             .collect()
                     })
                     .unwrap_or_default();
@@ -313,7 +313,7 @@ pub(crate) fn build(ex: &Exec, end: &End) -> Report {
 fn describe(ex: &Exec, kind: OpKind, objs: &[hoare_core::step::Obj]) -> String {
     let names: Vec<String> = objs
         .iter()
-        .map(|o| obj_name(ex, ex.obj(Key::Addr(o.addr), o.class)))
+        .map(|o| obj_name(ex, ex.obj(Key::Obj(o.class, o.addr), o.class)))
         .collect();
     format!("{} {}", op_name(kind), names.join(", "))
 }
