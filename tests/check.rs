@@ -104,15 +104,16 @@ fn two_writers_on_any2one_both_orders_observed() {
 }
 
 /// An alt over two channels whose senders both arrive after it blocked: either
-/// may be chosen.
+/// may be chosen. (Quiescent time: the root's sleep ends only once the alt has
+/// blocked, and only then are the senders let go.)
 ///
-/// Fails (only the first sender's value) when a step on a channel of a blocked
-/// alt does not touch the alt's wait (the `alts_on` rule in `Exec::exec_step`
-/// removed) and the wake-up does not touch its other channels.
+/// Fails (only the first sender's value) when neither a step on a channel of a
+/// blocked alt touches the alt's wait (the `alts_on` rule in `Exec::exec_step`)
+/// nor the step that wakes it touches its other channels (`Exec::unblock`).
 #[test]
 fn alt_with_two_late_senders_sees_both() {
     let seen = Mutex::new(BTreeSet::new());
-    let s = Builder::new().exhaustive().run(|| {
+    let s = Builder::new().exhaustive().quiescent_time().run(|| {
         let (t1, r1) = hoare::one2one::<u32>();
         let (t2, r2) = hoare::one2one::<u32>();
         let (go1, went1) = hoare::one2one::<()>();
@@ -131,6 +132,7 @@ fn alt_with_two_late_senders_sees_both() {
                 recv(r2) -> v => v.unwrap(),
             }
         });
+        hoare::sleep_for(Duration::from_millis(10));
         go1.send(()).unwrap();
         go2.send(()).unwrap();
         seen.lock().unwrap().insert(alt.join().unwrap());
