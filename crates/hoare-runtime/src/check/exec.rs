@@ -254,6 +254,9 @@ pub(crate) struct Exec {
     running: Cell<u32>,
     stacks: *const RefCell<Vec<DefaultStack>>,
     stack_size: usize,
+    /// Whether steps are recorded (their accesses and the trace: exhaustive
+    /// search and reports need them; random and PCT runs do not).
+    pub(crate) record: bool,
     /// Accesses of the step being executed.
     cur_acc: RefCell<Vec<(u32, Access)>>,
     cur_woke: RefCell<Vec<u32>>,
@@ -284,7 +287,11 @@ pub(crate) fn conflict(a: Access, b: Access) -> bool {
 }
 
 impl Exec {
-    pub(crate) fn new(stacks: &RefCell<Vec<DefaultStack>>, stack_size: usize) -> Self {
+    pub(crate) fn new(
+        stacks: &RefCell<Vec<DefaultStack>>,
+        stack_size: usize,
+        record: bool,
+    ) -> Self {
         let base = Instant::now();
         Exec {
             procs: RefCell::new(Vec::new()),
@@ -305,6 +312,7 @@ impl Exec {
             running: Cell::new(u32::MAX),
             stacks,
             stack_size,
+            record,
             cur_acc: RefCell::new(Vec::new()),
             cur_woke: RefCell::new(Vec::new()),
         }
@@ -478,7 +486,7 @@ impl Exec {
         if let Some(d) = deadline {
             self.timers.borrow_mut().insert((d, pr.idx));
         }
-        if let Some(op) = &op {
+        if let Some(op) = op.as_ref().filter(|_| self.record) {
             if op.kind == OpKind::Alt {
                 let acc = self.op_acc(op);
                 let mut m = self.alts_on.borrow_mut();
@@ -504,7 +512,7 @@ impl Exec {
         }
         let op = pr.blocked_in.borrow_mut().take();
         let mut acc = self.cur_acc.borrow_mut();
-        if let Some(op) = op {
+        if let Some(op) = op.filter(|_| self.record) {
             let is_alt = op.kind == OpKind::Alt;
             let timed = deadline.is_some() || op.objs.iter().any(|o| o.class == Class::Clock);
             if is_alt || timed {
@@ -538,7 +546,9 @@ impl Exec {
             if state == PState::Woken {
                 self.unblock(idx);
             }
-            self.cur_woke.borrow_mut().push(idx);
+            if self.record {
+                self.cur_woke.borrow_mut().push(idx);
+            }
             self.resume(idx);
         }
         self.woken.borrow_mut().clear();
@@ -581,6 +591,14 @@ impl Exec {
                     .borrow_mut()
                     .take()
                     .expect("a ready process has an operation");
+                if !self.record {
+                    *pr.current.borrow_mut() = Some(op);
+                    self.set_ready(p, false);
+                    self.resume(p);
+                    self.drain();
+                    self.schedule.borrow_mut().push(c);
+                    return;
+                }
                 *pr.current.borrow_mut() = Some(op.clone());
                 let mut acc = self.op_acc(&op);
                 // Any step on a channel of a blocked alt touches that alt's wait.
@@ -626,6 +644,13 @@ impl Exec {
                 if d > self.now.get() {
                     self.now.set(d);
                     hstep::set_virtual_now(Some(d));
+                }
+                if !self.record {
+                    self.unblock(p);
+                    self.resume(p);
+                    self.drain();
+                    self.schedule.borrow_mut().push(c);
+                    return;
                 }
                 let kind = pr.blocked_in.borrow().as_ref().map(|o| o.kind);
                 let clock = self.obj(Key::Obj(Class::Clock, hstep::CLOCK.addr), Class::Clock);
@@ -706,10 +731,12 @@ impl Exec {
                 Err(e) => break e,
             };
             fires.clear();
-            fires.extend(en.iter().filter_map(|c| match c {
-                Choice::Fire(p) => Some(*p),
-                Choice::Run(_) => None,
-            }));
+            if self.record {
+                fires.extend(en.iter().filter_map(|c| match c {
+                    Choice::Fire(p) => Some(*p),
+                    Choice::Run(_) => None,
+                }));
+            }
             watch.step();
             self.exec_step(c, &fires);
         };

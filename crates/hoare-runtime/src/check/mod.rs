@@ -632,8 +632,8 @@ impl Builder {
             .replay
             .clone()
             .or_else(|| std::env::var("HOARE_CHECK_REPLAY").ok());
-        let run_one = |strat: &mut dyn Strategy, stats: &mut Stats| {
-            let ex = Exec::new(&stacks, self.stack_size);
+        let run_one = |strat: &mut dyn Strategy, stats: &mut Stats, record: bool| {
+            let ex = Exec::new(&stacks, self.stack_size, record);
             let end = ex.run(root, strat, self.quiescent, limit, &watch);
             stats.steps += ex.schedule.borrow().len() as u64;
             (ex, end)
@@ -648,7 +648,20 @@ impl Builder {
                 _ => report::kind_of(end),
             };
             let _ = kind;
-            Some(report::build(ex, end))
+            if ex.record {
+                return Some(report::build(ex, end));
+            }
+            // Not recorded (random, PCT): replay the schedule with recording.
+            let again = Exec::new(&stacks, self.stack_size, true);
+            let mut st = Replay {
+                s: ex.schedule.borrow().clone(),
+                at: 0,
+                strict: true,
+            };
+            let e = again.run(root, &mut st, self.quiescent, limit, &watch);
+            let r = report::build(&again, &e);
+            again.teardown();
+            Some(r)
         };
         if let Some(s) = replay {
             let sched = parse_schedule(&s).unwrap_or_else(|e| panic!("{e}"));
@@ -657,7 +670,7 @@ impl Builder {
                 at: 0,
                 strict: true,
             };
-            let (ex, end) = run_one(&mut st, &mut stats);
+            let (ex, end) = run_one(&mut st, &mut stats, true);
             stats.executions = 1;
             let r = fail(&ex, &end, &mut stats);
             ex.teardown();
@@ -675,7 +688,7 @@ impl Builder {
             Mode::Exhaustive => {
                 let mut d = dpor::Dpor::default();
                 loop {
-                    let (ex, end) = run_one(&mut d, &mut stats);
+                    let (ex, end) = run_one(&mut d, &mut stats, true);
                     if end == End::Pruned {
                         stats.pruned += 1;
                     } else {
@@ -708,8 +721,10 @@ impl Builder {
                 for i in 0..n {
                     let seed = self.seed.wrapping_add(i.wrapping_mul(0x9E37_79B9));
                     let (ex, end) = match self.mode {
-                        Mode::Pct(depth, _) => run_one(&mut Pct::new(seed, depth, len), &mut stats),
-                        _ => run_one(&mut Random(Rng::new(seed)), &mut stats),
+                        Mode::Pct(depth, _) => {
+                            run_one(&mut Pct::new(seed, depth, len), &mut stats, false)
+                        }
+                        _ => run_one(&mut Random(Rng::new(seed)), &mut stats, false),
                     };
                     stats.executions += 1;
                     len = len.max(ex.schedule.borrow().len());
@@ -757,7 +772,7 @@ impl Builder {
             tries += 1;
             let mut cand = sched.clone();
             cand.remove(i);
-            let ex = Exec::new(stacks, self.stack_size);
+            let ex = Exec::new(stacks, self.stack_size, true);
             let mut st = Replay {
                 s: cand,
                 at: 0,
