@@ -101,6 +101,35 @@ fn ring(n: usize, hops: u32) {
     }
 }
 
+/// `idle` processes blocked for good (each on a channel of its own), and a pair
+/// that hands `msgs` messages over: the time per step should not depend on
+/// `idle` (the checker keeps a ready set and never scans the processes).
+fn crowd(idle: usize, msgs: u32) {
+    let mut keep = Vec::with_capacity(idle);
+    let mut hs = Vec::with_capacity(idle);
+    for _ in 0..idle {
+        let (tx, rx) = hoare::one2one::<u32>();
+        keep.push(tx);
+        hs.push(hoare::spawn(move || {
+            let _ = rx.recv();
+        }));
+    }
+    let (tx, rx) = hoare::one2one::<u32>();
+    let h = hoare::spawn(move || {
+        for i in 0..msgs {
+            tx.send(i).unwrap();
+        }
+    });
+    for _ in 0..msgs {
+        rx.recv().unwrap();
+    }
+    h.join().unwrap();
+    drop(keep); // poisons the idle processes' channels: they end
+    for h in hs {
+        h.join().unwrap();
+    }
+}
+
 fn main() {
     let arg = std::env::args().nth(1).unwrap_or_default();
     if arg.is_empty() || arg == "deadlock" {
@@ -127,6 +156,26 @@ fn main() {
             s.executions() as f64 / s.elapsed().as_secs_f64(),
             s.elapsed().as_nanos() as f64 / s.steps() as f64
         );
+    }
+    if arg.is_empty() || arg == "crowd" {
+        for idle in [0, 100, 1000, 10_000] {
+            let msgs = 200_000;
+            let s = Builder::new()
+                .random(3)
+                .max_steps(u64::MAX)
+                .stack_size(16 * 1024)
+                .run(|| crowd(idle, msgs));
+            // Only the hand-offs: the idle processes' start and end are
+            // 4 steps each.
+            let steps = s.steps() - 3 * 4 * idle as u64;
+            println!(
+                "a pair handing over {msgs} messages beside {idle} blocked processes, random x3: \
+                 {} steps, {:.2?}: {:.0} ns/step",
+                s.steps(),
+                s.elapsed(),
+                s.elapsed().as_nanos() as f64 / steps as f64
+            );
+        }
     }
     if arg.is_empty() || arg == "ring" {
         for n in [10, 100, 1000, 10_000] {

@@ -578,6 +578,23 @@ impl Exec {
         }
     }
 
+    /// The processes whose timeout may fire now (see [`enabled`](Self::enabled)).
+    fn due_timers(&self, quiescent: bool, out: &mut Vec<u32>) {
+        out.clear();
+        if quiescent && !self.ready.borrow().is_empty() {
+            return;
+        }
+        let t = self.timers.borrow();
+        if let Some(&(d0, _)) = t.iter().next() {
+            for &(d, p) in t.iter() {
+                if d != d0 {
+                    break;
+                }
+                out.push(p);
+            }
+        }
+    }
+
     /// Executes one choice (which must be enabled).
     fn exec_step(&self, c: Choice, fires_before: &[u32]) {
         self.cur_acc.borrow_mut().clear();
@@ -707,8 +724,17 @@ impl Exec {
             if let Some((m, p)) = self.panic.borrow().clone() {
                 break End::Panic(m, p);
             }
-            self.enabled(quiescent, strat.sorted(), &mut en);
-            if en.is_empty() {
+            // A strategy that picks by index (random) does not need the
+            // enabled set spelled out: no copy of the ready set per step.
+            let fast = strat.by_index();
+            let (nready, nfire) = if fast {
+                self.due_timers(quiescent, &mut fires);
+                (self.ready.borrow().len(), fires.len())
+            } else {
+                self.enabled(quiescent, strat.sorted(), &mut en);
+                (en.len(), 0)
+            };
+            if nready + nfire == 0 {
                 let blocked = self
                     .procs
                     .borrow()
@@ -726,12 +752,23 @@ impl Exec {
             if step as u64 >= max_steps {
                 break End::StepLimit;
             }
-            let c = match strat.choose(step, &en, self) {
-                Ok(c) => c,
-                Err(e) => break e,
+            let c = if fast {
+                let k = strat.pick(nready + nfire);
+                if k < nready {
+                    Choice::Run(self.ready.borrow()[k])
+                } else {
+                    Choice::Fire(fires[k - nready])
+                }
+            } else {
+                match strat.choose(step, &en, self) {
+                    Ok(c) => c,
+                    Err(e) => break e,
+                }
             };
-            fires.clear();
-            if self.record {
+            if !fast {
+                fires.clear();
+            }
+            if self.record && !fast {
                 fires.extend(en.iter().filter_map(|c| match c {
                     Choice::Fire(p) => Some(*p),
                     Choice::Run(_) => None,

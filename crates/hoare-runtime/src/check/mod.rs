@@ -118,6 +118,17 @@ pub(crate) trait Strategy {
     }
     /// The choice at `step` among `en` (non-empty).
     fn choose(&mut self, step: usize, en: &[Choice], ex: &Exec) -> Result<Choice, End>;
+    /// Whether it chooses by index alone ([`pick`](Self::pick)), without
+    /// looking at the choices.
+    fn by_index(&self) -> bool {
+        false
+    }
+    /// The index of the choice among `n` (the ready processes in the ready
+    /// set's order, then the timeouts that may fire).
+    fn pick(&mut self, n: usize) -> usize {
+        let _ = n;
+        0
+    }
 }
 
 /// The schedule string of a sequence of choices: `2.0.t1` runs process 2, then
@@ -207,6 +218,12 @@ impl Strategy for Random {
     }
     fn choose(&mut self, _step: usize, en: &[Choice], _ex: &Exec) -> Result<Choice, End> {
         Ok(en[self.0.below(en.len())])
+    }
+    fn by_index(&self) -> bool {
+        true
+    }
+    fn pick(&mut self, n: usize) -> usize {
+        self.0.below(n)
     }
 }
 
