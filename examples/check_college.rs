@@ -17,10 +17,10 @@ fn college(n: usize, meals: usize, butler: bool) {
     let forks: Vec<_> = (0..n)
         .map(|i| {
             let up = Channel::builder()
-                .name(&format!("fork{i}.up"))
+                .name(format!("fork{i}.up"))
                 .any2one::<()>();
             let down = Channel::builder()
-                .name(&format!("fork{i}.down"))
+                .name(format!("fork{i}.down"))
                 .any2one::<()>();
             (up, down)
         })

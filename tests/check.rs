@@ -305,7 +305,7 @@ fn replay_reports_nondeterministic_networks() {
         let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (tx, rx) = hoare::one2one::<u32>();
         let h = hoare::spawn(move || tx.send(1).unwrap());
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             // One run spawns one more process than the other.
             hoare::spawn(|| ()).join().unwrap();
         }

@@ -230,6 +230,9 @@ pub(crate) enum End {
 
 /// The state of one execution.
 pub(crate) struct Exec {
+    // Boxed: a process's header must not move (unparkers and coroutines point
+    // at it) when the vector grows.
+    #[allow(clippy::vec_box)]
     pub(crate) procs: RefCell<Vec<Box<CProc>>>,
     pub(crate) now: Cell<Instant>,
     pub(crate) base: Instant,
