@@ -53,6 +53,7 @@ cargo test --workspace --release
 step "the checking runtime (feature check: its tests, and the doc tests of hoare::check)"
 cargo test --release --features check --test check
 cargo test --release -p hoare-runtime --features check --doc check
+cargo test --release -p hoare-core --features check --doc step
 
 step "loom models (LOOM_MAX_PREEMPTIONS=${LOOM_MAX_PREEMPTIONS:=2})"
 export LOOM_MAX_PREEMPTIONS

@@ -15,6 +15,11 @@ use std::cell::Cell;
 use std::time::Instant;
 
 /// What kind of operation a party is about to perform.
+///
+/// ```
+/// use hoare_core::step::OpKind;
+/// assert_ne!(OpKind::Send, OpKind::Recv);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum OpKind {
     /// A blocking send without a deadline.
@@ -50,6 +55,11 @@ pub enum OpKind {
 }
 
 /// How an operation touches one object (for the checker's independence relation).
+///
+/// ```
+/// use hoare_core::step::Access;
+/// assert_ne!(Access::Send, Access::Other);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Access {
     /// A plain blocking send on a rendezvous channel.
@@ -68,6 +78,11 @@ pub enum Access {
 }
 
 /// What class of object an [`Obj`] is (for reports).
+///
+/// ```
+/// use hoare_core::step::Class;
+/// assert_ne!(Class::Chan, Class::Clock);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Class {
     /// A channel.
@@ -84,6 +99,12 @@ pub enum Class {
 /// [`ObjInfo`](crate::wait::ObjInfo) id, a joined process's id, else an
 /// address; the checker numbers objects in order of first appearance within an
 /// execution), its class, and how it is touched.
+///
+/// ```
+/// use hoare_core::step::{Access, Class, Obj};
+/// let o = Obj { addr: 7, class: Class::Chan, access: Access::Send, info: None };
+/// assert_eq!(o.access, Access::Send);
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Obj {
     /// The object's key within its class (the checker never keeps it across
@@ -99,6 +120,12 @@ pub struct Obj {
 }
 
 /// An operation about to be performed: its kind and the objects it touches.
+///
+/// ```
+/// use hoare_core::step::{Access, Class, Op, OpKind};
+/// let op = Op::one(OpKind::Send, 7, Class::Chan, Access::Send);
+/// assert_eq!(op.objs.len(), 1);
+/// ```
 #[derive(Clone, Debug)]
 pub struct Op {
     /// The kind.
@@ -109,6 +136,12 @@ pub struct Op {
 
 impl Op {
     /// An operation on one object.
+    ///
+    /// ```
+    /// use hoare_core::step::{Access, Class, Op, OpKind};
+    /// let op = Op::one(OpKind::Join, 3, Class::Join, Access::Other);
+    /// assert_eq!(op.kind, OpKind::Join);
+    /// ```
     pub fn one(kind: OpKind, addr: usize, class: Class, access: Access) -> Self {
         Self {
             kind,
@@ -122,6 +155,14 @@ impl Op {
     }
 
     /// This operation, its first object's identity set to `info`.
+    ///
+    /// ```
+    /// use hoare_core::step::{Access, Class, Op, OpKind};
+    /// use hoare_core::wait::ObjInfo;
+    /// let op = Op::one(OpKind::Poison, 3, Class::Chan, Access::Other)
+    ///     .with_info(ObjInfo::here(Some("c")));
+    /// assert_eq!(op.objs[0].info.unwrap().name(), Some("c"));
+    /// ```
     pub fn with_info(mut self, info: crate::wait::ObjInfo) -> Self {
         if let Some(o) = self.objs.first_mut() {
             o.info = Some(info);
@@ -131,6 +172,11 @@ impl Op {
 }
 
 /// The clock object (the only object of its class).
+///
+/// ```
+/// use hoare_core::step::{Class, CLOCK};
+/// assert_eq!(CLOCK.class, Class::Clock);
+/// ```
 pub const CLOCK: Obj = Obj {
     addr: 1,
     class: Class::Clock,
@@ -146,11 +192,24 @@ std::thread_local! {
 
 /// Sets (or, with `None`, clears) the virtual time of this thread: a checking
 /// runtime does, for as long as it runs its processes here.
+///
+/// ```
+/// use hoare_core::step::{set_virtual_now, virtual_now};
+/// let t = std::time::Instant::now();
+/// set_virtual_now(Some(t));
+/// assert_eq!(hoare_core::park::now(), t);
+/// set_virtual_now(None);
+/// assert_eq!(virtual_now(), None);
+/// ```
 pub fn set_virtual_now(t: Option<Instant>) {
     VIRTUAL_NOW.with(|c| c.set(t));
 }
 
 /// The virtual time of this thread, if a checking runtime runs here.
+///
+/// ```
+/// assert_eq!(hoare_core::step::virtual_now(), None);
+/// ```
 // Never inlined: a thread-local read (see `park::with_current`).
 #[inline(never)]
 pub fn virtual_now() -> Option<Instant> {
@@ -161,6 +220,13 @@ pub fn virtual_now() -> Option<Instant> {
 /// operation and hands it to the running party
 /// ([`Park::step`](crate::park::Park::step)), which may suspend it until the
 /// checker chooses it.
+///
+/// ```
+/// use hoare_core::step::{step, Access, Class, Op, OpKind};
+/// // No checker runs on this thread: the operation is not even built.
+/// step(|| unreachable!());
+/// let _ = Op::one(OpKind::Send, 1, Class::Chan, Access::Send);
+/// ```
 #[inline]
 pub fn step(op: impl FnOnce() -> Op) {
     if virtual_now().is_some() {
