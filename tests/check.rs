@@ -31,8 +31,8 @@ fn pair(k: u32) {
 /// receiver comes before or after its exit: 2 executions whatever `k` (a plain
 /// send and a plain receive commute).
 ///
-/// Fails (2, 4, 6, … executions growing with `k`) when sends and receives on one
-/// channel are made dependent (`conflict` returns `true` for `(Send, Recv)`).
+/// Fails (4 executions at k = 1) when sends and receives on one channel are made
+/// dependent (`conflict` returns `true` for `(Send, Recv)`).
 #[test]
 fn pair_explores_two_executions_for_any_k() {
     for k in [1, 2, 5, 20] {
@@ -467,7 +467,7 @@ fn step_limit_cuts_or_reports_endless_networks() {
 /// Barriers, scopes, timed receives and poison work inside a check, and their
 /// interleavings are counted exactly.
 ///
-/// Fails (another count) when a barrier's sync is not a scheduling point (its
+/// Fails (144 executions) when a barrier's sync is not a scheduling point (its
 /// `check_step!` in `BarrierEnd::sync` removed).
 #[test]
 fn barriers_scopes_and_poison_work() {
@@ -493,4 +493,57 @@ fn barriers_scopes_and_poison_work() {
     // The interleavings of three syncs, a timed receive racing poison, and the
     // exits and joins.
     assert_eq!(s.executions(), 864);
+}
+
+/// A process that loops without ever reaching a hoare operation stops the one
+/// thread: the watchdog reports it and aborts the program instead of letting
+/// the test hang. (The network runs in a child process, this test binary again.)
+///
+/// Fails (the child is killed after 20 s, still hanging) when the watchdog never
+/// fires (`Watch::new` ignores its limit).
+#[test]
+fn watchdog_reports_a_process_that_never_reaches_an_operation() {
+    const CHILD: &str = "HOARE_CHECK_WATCHDOG_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        Builder::new()
+            .watchdog(Some(Duration::from_millis(300)))
+            .run(|| {
+                let (tx, rx) = hoare::one2one::<u32>();
+                let _h = hoare::spawn(move || tx.send(1));
+                let _ = rx.recv();
+                // Computes for ever: no operation, so no other process can run.
+                loop {
+                    std::hint::spin_loop();
+                }
+            });
+        return;
+    }
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "watchdog_reports_a_process_that_never_reaches_an_operation",
+            "--nocapture",
+        ])
+        .env(CHILD, "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if t0.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let status = status.expect("the watchdog did not fire: the check hung");
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(!status.success());
+    assert!(err.contains("hoare::check: watchdog"), "{err}");
 }
