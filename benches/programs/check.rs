@@ -145,16 +145,32 @@ fn main() {
             println!("5-philosopher deadlock, {name}: found in {e:.2?}");
         }
     }
+    if arg == "college-loop" {
+        for _ in 0..200 {
+            Builder::new().exhaustive().run(|| college(2, 1, true));
+        }
+    }
     if arg.is_empty() || arg == "college" {
-        let s = Builder::new().exhaustive().run(|| college(2, 1, true));
-        assert!(s.complete());
+        // Seven runs: the machine is shared, so the fastest and the median.
+        let mut runs: Vec<_> = (0..7)
+            .map(|_| {
+                let s = Builder::new().exhaustive().run(|| college(2, 1, true));
+                assert!(s.complete());
+                s
+            })
+            .collect();
+        runs.sort_by_key(|s| s.elapsed());
+        let (best, median) = (&runs[0], &runs[3]);
         println!(
-            "fixed college 2x1, exhaustive: {} executions, {} steps, {:.2?}: {:.0} executions/s, {:.0} ns/step",
-            s.executions(),
-            s.steps(),
-            s.elapsed(),
-            s.executions() as f64 / s.elapsed().as_secs_f64(),
-            s.elapsed().as_nanos() as f64 / s.steps() as f64
+            "fixed college 2x1, exhaustive: {} executions, {} steps; fastest of 7 {:.2?} \
+             ({:.0} executions/s, {:.0} ns/step), median {:.2?} ({:.0} executions/s)",
+            best.executions(),
+            best.steps(),
+            best.elapsed(),
+            best.executions() as f64 / best.elapsed().as_secs_f64(),
+            best.elapsed().as_nanos() as f64 / best.steps() as f64,
+            median.elapsed(),
+            median.executions() as f64 / median.elapsed().as_secs_f64(),
         );
     }
     if arg.is_empty() || arg == "crowd" {

@@ -21,10 +21,13 @@ struct Node {
     enabled: Vec<Choice>,
     backtrack: Vec<Choice>,
     /// Choices explored here, with the accesses their steps made.
-    done: Vec<(Choice, Vec<(u32, Access)>)>,
-    sleep: Vec<(Choice, Vec<(u32, Access)>)>,
+    done: Vec<(Choice, Acc)>,
+    sleep: Vec<(Choice, Acc)>,
     chosen: Choice,
 }
+
+/// The accesses of a step, shared between the trace and the sleep sets.
+type Acc = std::rc::Rc<[(u32, Access)]>;
 
 /// The exploration tree's current branch.
 #[derive(Default)]
@@ -96,7 +99,7 @@ impl Dpor {
         for (j, e) in trace.iter().enumerate().take(n) {
             let p = e.proc as usize;
             cands.clear();
-            for &(o, a) in &e.acc {
+            for &(o, a) in e.acc.iter() {
                 if let Some(h) = hist.get(o as usize) {
                     for &(i, b) in h {
                         if trace[i].proc != e.proc && conflict(a, b) {
@@ -128,7 +131,7 @@ impl Dpor {
             for k in 0..w {
                 pclock[p * w + k] = vc[start + k];
             }
-            for &(o, a) in &e.acc {
+            for &(o, a) in e.acc.iter() {
                 let o = o as usize;
                 if hist.len() <= o {
                     hist.resize_with(o + 1, Vec::new);
@@ -203,7 +206,7 @@ impl Dpor {
                 .get(depth)
                 .filter(|e| e.choice == node.chosen)
                 .map(|e| e.acc.clone())
-                .unwrap_or_default();
+                .unwrap_or_else(|| Acc::from(Vec::new()));
             if !node.done.iter().any(|(c, _)| *c == node.chosen) {
                 node.done.push((node.chosen, acc));
             }

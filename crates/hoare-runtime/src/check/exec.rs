@@ -201,7 +201,7 @@ pub(crate) struct Event {
     /// What it was (the operation, or the timed wait that timed out).
     pub(crate) kind: Option<OpKind>,
     /// The objects it touched and how (object ids in order of first appearance).
-    pub(crate) acc: Vec<(u32, Access)>,
+    pub(crate) acc: std::rc::Rc<[(u32, Access)]>,
     /// The processes it woke or spawned (they continued within it).
     pub(crate) woke: Vec<u32>,
     /// The processes whose timeout was enabled before this step and which it woke
@@ -619,7 +619,6 @@ impl Exec {
                     self.schedule.borrow_mut().push(c);
                     return;
                 }
-                *pr.current.borrow_mut() = Some(op.clone());
                 let mut acc = self.op_acc(&op);
                 // Any step on a channel of a blocked alt touches that alt's wait.
                 {
@@ -643,11 +642,13 @@ impl Exec {
                     acc.push((self.obj(Key::Wait(p), Class::Join), Access::Other));
                 }
                 let nobjs = op.objs.len();
+                let kind = op.kind;
+                *pr.current.borrow_mut() = Some(op);
                 *self.cur_acc.borrow_mut() = acc;
                 self.set_ready(p, false);
                 self.resume(p);
                 // An alt that blocked only registered on its channels.
-                if op.kind == OpKind::Alt && pr.state.get() == PState::Blocked {
+                if kind == OpKind::Alt && pr.state.get() == PState::Blocked {
                     let class = self.obj_class.borrow();
                     for a in self.cur_acc.borrow_mut().iter_mut().take(nobjs) {
                         if class[a.0 as usize] == Class::Chan {
@@ -655,7 +656,7 @@ impl Exec {
                         }
                     }
                 }
-                (p, Some(op.kind))
+                (p, Some(kind))
             }
             Choice::Fire(p) => {
                 // SAFETY: as above.
@@ -687,7 +688,7 @@ impl Exec {
             .copied()
             .filter(|w| fires_before.contains(w) && Choice::Fire(*w) != c)
             .collect();
-        let acc = std::mem::take(&mut *self.cur_acc.borrow_mut());
+        let acc: std::rc::Rc<[(u32, Access)]> = self.cur_acc.borrow().as_slice().into();
         self.trace.borrow_mut().push(Event {
             choice: c,
             proc,
