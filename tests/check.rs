@@ -547,3 +547,74 @@ fn watchdog_reports_a_process_that_never_reaches_an_operation() {
     assert!(!status.success());
     assert!(err.contains("hoare::check: watchdog"), "{err}");
 }
+
+/// Alting barriers, `RecvAny`, an alt's timeout guard and a `Repeat` timer work
+/// inside a check; every receiver of a `RecvAny` can win, and an alt's timeout
+/// races a late sender (racing time).
+///
+/// Fails (only `Some(5)`) when a timeout may fire only while no process is
+/// ready (`Exec::enabled` quiescent whatever the builder says).
+#[test]
+fn alting_barriers_recv_any_and_alt_timeouts_work() {
+    let s = Builder::new().run(|| {
+        let (_b, mut ends) = hoare::AltingBarrier::with_enrolled(2);
+        let mut e2 = ends.pop().unwrap();
+        let mut e1 = ends.pop().unwrap();
+        let h = hoare::spawn(move || e2.sync());
+        e1.sync();
+        h.join().unwrap();
+    });
+    assert!(s.complete());
+
+    let seen = Mutex::new(BTreeSet::new());
+    Builder::new().run(|| {
+        let chans: Vec<_> = (0..3).map(|_| hoare::one2one::<u32>()).collect();
+        let mut rxs = Vec::new();
+        let mut hs = Vec::new();
+        for (i, (tx, rx)) in chans.into_iter().enumerate() {
+            rxs.push(rx);
+            hs.push(hoare::spawn(move || {
+                let _ = tx.send(i as u32);
+            }));
+        }
+        let mut any = hoare::RecvAny::new(&rxs);
+        let (i, v) = any.select();
+        seen.lock().unwrap().insert((i, v.unwrap()));
+        drop(any);
+        drop(rxs);
+        for h in hs {
+            h.join().unwrap();
+        }
+    });
+    assert_eq!(
+        seen.into_inner().unwrap(),
+        BTreeSet::from([(0, 0), (1, 1), (2, 2)])
+    );
+
+    let seen = Mutex::new(BTreeSet::new());
+    Builder::new().run(|| {
+        let (tx, rx) = hoare::one2one::<u32>();
+        let h = hoare::spawn(move || {
+            let _ = tx.send_timeout(5, Duration::from_millis(50));
+        });
+        let got = hoare::alt! {
+            recv(rx) -> v => v.ok(),
+            after(Duration::from_millis(10)) => None,
+        };
+        seen.lock().unwrap().insert(got);
+        drop(rx);
+        h.join().unwrap();
+    });
+    assert_eq!(seen.into_inner().unwrap(), BTreeSet::from([None, Some(5)]));
+
+    let s = Builder::new().run(|| {
+        let t0 = hoare::core::park::now();
+        let mut r = hoare::Repeat::new(Duration::from_millis(5));
+        for _ in 0..3 {
+            hoare::timer::Timer::sleep(&mut r);
+        }
+        // Virtual time: exactly three periods passed.
+        assert_eq!(hoare::core::park::now() - t0, Duration::from_millis(15));
+    });
+    assert!(s.complete());
+}
