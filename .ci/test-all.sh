@@ -31,6 +31,7 @@ step "clippy (workspace, all targets)"
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy --workspace --all-targets --features cxx -- -D warnings
 cargo clippy --workspace --all-targets --features cxx-test-hooks -- -D warnings
+cargo clippy --workspace --all-targets --features check -- -D warnings
 CARGO_TARGET_DIR="$PWD/target" \
   cargo clippy --manifest-path cpp/examples/my_procs/Cargo.toml --all-targets -- -D warnings
 
@@ -38,6 +39,7 @@ step "rustdoc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 # What docs.rs builds ([package.metadata.docs.rs]: the cxx feature too).
 RUSTDOCFLAGS="-D warnings" cargo doc -p hoare --features cxx --no-deps --quiet
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --features check --quiet
 
 step "cargo package (the three crates, verified; nothing is uploaded)"
 # Packs hoare-core, hoare-runtime and hoare in dependency order and builds each from
@@ -53,6 +55,11 @@ cargo package --workspace --allow-dirty --quiet
 step "Rust tests (release: the stress tests run real process networks)"
 cargo test --workspace --release
 
+step "the checking runtime (feature check: its tests, and the doc tests of hoare::check)"
+cargo test --release --features check --test check
+cargo test --release -p hoare-runtime --features check --doc check
+cargo test --release -p hoare-core --features check --doc step
+
 step "loom models (LOOM_MAX_PREEMPTIONS=${LOOM_MAX_PREEMPTIONS:=2})"
 export LOOM_MAX_PREEMPTIONS
 # The models live inside the core, in crates/hoare-core/src/loom_tests/.
@@ -63,6 +70,7 @@ step "the README's main example and the other teaching examples run"
 for ex in pipeline hello request_reply dining_philosophers; do
   cargo run --release --quiet --example "$ex" >/dev/null
 done
+cargo run --release --quiet --features check --example check_college >/dev/null
 
 step "benchmarks compile"
 cargo bench --workspace --no-run

@@ -31,6 +31,11 @@
 
 pub use hoare_core as core;
 
+/// The checking runtime: explores the interleavings of a network's CSP events
+/// (built with the `check` feature; see `docs/checking.md`).
+#[cfg(feature = "check")]
+pub use hoare_runtime::check;
+
 /// The C++ bridge behind `cpp/include/hoare/hoare.hpp` (built with the `cxx` feature).
 #[cfg(feature = "cxx")]
 pub mod ffi;

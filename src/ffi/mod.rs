@@ -66,6 +66,7 @@ mod alt;
 mod alting;
 mod barrier;
 mod chan;
+mod check;
 mod elem;
 mod process;
 mod recv_set;
@@ -101,6 +102,7 @@ use chan::{
     chan_new, rx_clone, rx_elem, rx_poison, rx_recv, rx_recv_with, tx_clone, tx_elem, tx_poison,
     tx_send,
 };
+use check::{check_fail, check_run};
 use process::{
     default_workers, in_process, join, proc_id, proc_name, run, sleep_ns, spawn, yield_now,
 };
@@ -183,6 +185,30 @@ mod bridge {
         thread: bool,
         /// The process's name (empty: unnamed).
         name: String,
+    }
+
+    /// Options of a check (`hoare::check::Builder` in C++).
+    struct CheckOpts {
+        /// 0: exhaustive, 1: random, 2: PCT.
+        mode: u8,
+        /// Executions of random and PCT modes.
+        executions: u64,
+        /// PCT's depth.
+        depth: u32,
+        seed: u64,
+        /// 0: the default limit (reported when reached).
+        max_steps: u64,
+        /// 0: none.
+        max_time_ms: u64,
+        /// A schedule to replay ("": none).
+        replay: String,
+        quiescent: bool,
+    }
+
+    /// What a check explored.
+    struct CheckStats {
+        executions: u64,
+        complete: bool,
     }
 
     /// Options of a runtime started by `run`.
@@ -272,6 +298,8 @@ mod bridge {
         fn run(task: UniquePtr<Task>, opts: &RunOpts) -> Result<UniquePtr<Task>>;
         fn spawn(task: UniquePtr<Task>, opts: &SpawnOpts) -> Result<Box<ProcHandle>>;
         fn join(handle: Box<ProcHandle>) -> Result<UniquePtr<Task>>;
+        fn check_run(task: UniquePtr<Task>, opts: &CheckOpts) -> Result<CheckStats>;
+        fn check_fail(msg: &str);
         fn yield_now() -> Result<()>;
         fn sleep_ns(ns: u64) -> Result<()>;
         fn proc_id() -> u64;

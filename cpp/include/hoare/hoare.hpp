@@ -57,6 +57,7 @@
 #include "hoare/barrier.hpp"
 #include "hoare/bundle.hpp"
 #include "hoare/chan.hpp"
+#include "hoare/check.hpp"
 #include "hoare/error.hpp"
 #include "hoare/process.hpp"
 #include "hoare/scope.hpp"

@@ -392,6 +392,13 @@ impl Barrier {
     /// (see [Rounds, enroll and resign](self#rounds-enroll-and-resign-the-precise-semantics)).
     /// Safe to call while other parties sync.
     pub fn enroll(&self) -> BarrierEnd {
+        crate::check_step!(|| crate::step::Op::one(
+            crate::step::OpKind::Enroll,
+            self.inner.info.id() as usize,
+            crate::step::Class::Barrier,
+            crate::step::Access::Other
+        )
+        .with_info(self.inner.info));
         let g = self.inner.here();
         let _lock = sync::lock(&self.inner.global);
         self.inner.join_group(g, 1);
@@ -414,6 +421,13 @@ impl Barrier {
             n <= MAX_ENDS_PER_GROUP / 2,
             "hoare: too many ends enrolled at once on one worker's share of a barrier"
         );
+        crate::check_step!(|| crate::step::Op::one(
+            crate::step::OpKind::Enroll,
+            self.inner.info.id() as usize,
+            crate::step::Class::Barrier,
+            crate::step::Access::Other
+        )
+        .with_info(self.inner.info));
         let g = self.inner.here();
         {
             let _lock = sync::lock(&self.inner.global);
@@ -482,6 +496,13 @@ impl BarrierEnd {
     /// A party the runtime is [cancelling](crate::park::Park::cancelled) (it shut
     /// down and is unwinding the party) returns at once without syncing.
     pub fn sync(&mut self) {
+        crate::check_step!(|| crate::step::Op::one(
+            crate::step::OpKind::Sync,
+            self.inner.info.id() as usize,
+            crate::step::Class::Barrier,
+            crate::step::Access::Other
+        )
+        .with_info(self.inner.info));
         let inner = &*self.inner;
         if park::with_current(|p| p.cancelled()) {
             return;
@@ -562,6 +583,13 @@ impl BarrierEnd {
 impl Drop for BarrierEnd {
     fn drop(&mut self) {
         if self.home != LOST {
+            crate::check_step!(|| crate::step::Op::one(
+                crate::step::OpKind::Resign,
+                self.inner.info.id() as usize,
+                crate::step::Class::Barrier,
+                crate::step::Access::Other
+            )
+            .with_info(self.inner.info));
             self.inner.leave_group(self.home, true);
         }
     }

@@ -22,6 +22,8 @@ pub mod chan;
 pub mod park;
 pub mod registration;
 pub mod sched;
+#[cfg(feature = "check")]
+pub mod step;
 mod sync;
 pub mod timer;
 pub mod wait;
@@ -29,3 +31,14 @@ pub mod waiter;
 
 #[cfg(all(test, loom))]
 mod loom_tests;
+
+/// A scheduling point before an operation for a checking runtime, compiled only
+/// with the `check` feature (without it, this is nothing): `check_step!(|| op)`,
+/// where `op` builds a [`step::Op`].
+macro_rules! check_step {
+    ($op:expr) => {
+        #[cfg(feature = "check")]
+        $crate::step::step($op);
+    };
+}
+pub(crate) use check_step;

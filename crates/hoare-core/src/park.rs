@@ -160,6 +160,35 @@ pub trait Park {
     fn cancelled(&self) -> bool {
         false
     }
+
+    /// A scheduling point: the party is about to perform `op` (see
+    /// [`crate::step`]). A checking runtime suspends its process here until it
+    /// chooses it; everybody else does nothing (the default).
+    ///
+    /// ```
+    /// use hoare_core::park::{Park, ThreadParker};
+    /// use hoare_core::step::{Access, Class, Op, OpKind};
+    /// ThreadParker::current().step(Op::one(OpKind::Send, 1, Class::Chan, Access::Send));
+    /// ```
+    #[cfg(feature = "check")]
+    fn step(&self, _op: crate::step::Op) {}
+}
+
+/// The time now: `Instant::now()`, or, with the `check` feature, a checking
+/// runtime's virtual time when one runs on this thread. Every deadline the core
+/// forms and every "has it passed" it asks goes through this.
+///
+/// ```
+/// let t = hoare_core::park::now();
+/// assert!(hoare_core::park::now() >= t);
+/// ```
+#[inline(always)]
+pub fn now() -> Instant {
+    #[cfg(feature = "check")]
+    if let Some(t) = crate::step::virtual_now() {
+        return t;
+    }
+    Instant::now()
 }
 
 /// Parks the current party with `p` while holding `guard`, which is dropped (on

@@ -84,6 +84,10 @@ pub trait Timer {
 /// unparks a sleeping party, so the party re-parks until the deadline has really
 /// passed. (Under loom every deadline has passed at once.)
 pub fn sleep_until(deadline: Instant) {
+    crate::check_step!(|| crate::step::Op {
+        kind: crate::step::OpKind::Sleep,
+        objs: vec![crate::step::CLOCK],
+    });
     park::with_current(|p| {
         if sync::time::passed(deadline) {
             // Passed already: a poll (see `park::spend_budget`).
@@ -156,7 +160,7 @@ fn add_clamped_slow(t: Instant, mut d: Duration) -> Instant {
 /// (`add_clamped(Instant::now(), d)`).
 #[inline]
 pub fn deadline_after(d: Duration) -> Instant {
-    add_clamped(Instant::now(), d)
+    add_clamped(park::now(), d)
 }
 
 /// A relative timer: each use times out one `period` after the use starts, like an
@@ -229,7 +233,7 @@ pub struct Repeat {
 impl Repeat {
     /// A periodic timer whose first tick is one `period` from now.
     pub fn new(period: Duration) -> Self {
-        Self::starting_at(Instant::now(), period)
+        Self::starting_at(park::now(), period)
     }
 
     /// A periodic timer whose first tick is at `start + period`.
@@ -258,7 +262,7 @@ impl Repeat {
     /// Drops the ticks that have already passed except the latest: afterwards at most
     /// one tick is expired. The grid stays the same.
     pub fn skip_missed(&mut self) {
-        let now = Instant::now();
+        let now = park::now();
         if self.period.is_zero() || self.next >= now {
             return;
         }
@@ -280,7 +284,7 @@ impl Timer for Repeat {
     }
 
     fn expired(&self) -> bool {
-        Instant::now() >= self.next
+        park::now() >= self.next
     }
 }
 
@@ -326,7 +330,7 @@ impl Timer for Date {
     fn fired(&mut self) {}
 
     fn expired(&self) -> bool {
-        Instant::now() >= self.at
+        park::now() >= self.at
     }
 }
 
@@ -339,7 +343,7 @@ impl Timer for Instant {
     fn fired(&mut self) {}
 
     fn expired(&self) -> bool {
-        Instant::now() >= *self
+        park::now() >= *self
     }
 }
 

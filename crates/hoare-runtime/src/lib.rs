@@ -42,8 +42,12 @@
 // sweep      the shutdown sweep, which unwinds the processes that did not finish
 // lifecycle  a runtime's start and shutdown
 // api/       the public API
+// check/     the checking runtime (feature `check`): processes as coroutines on
+//            the caller's thread, exploring their interleavings
 
 mod api;
+#[cfg(feature = "check")]
+pub mod check;
 mod context;
 mod detect;
 mod lifecycle;

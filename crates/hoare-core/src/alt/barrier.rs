@@ -231,6 +231,12 @@ impl AltingBarrierEnd {
 
 impl Drop for AltingBarrierEnd {
     fn drop(&mut self) {
+        crate::check_step!(|| crate::step::Op::one(
+            crate::step::OpKind::Resign,
+            usize::MAX,
+            crate::step::Class::Barrier,
+            crate::step::Access::Other
+        ));
         let done = {
             let _g = alting_lock();
             lock(&self.inner.state).enrolled -= 1;

@@ -149,11 +149,47 @@ pub(crate) fn run<S: CaseSet + ?Sized, P: Plan>(
     order: Option<&[(usize, usize)]>,
     plan: &mut P,
 ) -> usize {
+    crate::check_step!(|| step_op(&mut *cases));
     let n = cases.len();
     let start = if n == 0 { 0 } else { start % n };
     match fast(cases, start, plan) {
         Fast::Chosen(i) => i,
         Fast::Found(found) => slow(cases, start, order, found, plan),
+    }
+}
+
+/// The checker's description of an alt: every enabled channel guard's channel
+/// (conflicting with everything on it), the clock for a timeout guard, the one
+/// alting-barrier object (all alting barriers share one lock) for a barrier guard.
+#[cfg(feature = "check")]
+fn step_op<S: CaseSet + ?Sized>(cases: &mut S) -> crate::step::Op {
+    use crate::step::{Access, Class, Obj, Op, OpKind, CLOCK};
+    let mut objs = Vec::with_capacity(cases.len());
+    for i in 0..cases.len() {
+        let c = cases.case(i);
+        match c.kind() {
+            Kind::Chan => objs.push(Obj {
+                addr: match c.guard() {
+                    Some(crate::wait::Guard::Chan { chan, .. }) => chan.id as usize,
+                    _ => c.addr(),
+                },
+                class: Class::Chan,
+                access: Access::Other,
+                info: None,
+            }),
+            Kind::Timeout => objs.push(CLOCK),
+            Kind::Barrier => objs.push(Obj {
+                addr: usize::MAX,
+                class: Class::Barrier,
+                access: Access::Other,
+                info: None,
+            }),
+            Kind::Off | Kind::Skip => {}
+        }
+    }
+    Op {
+        kind: OpKind::Alt,
+        objs,
     }
 }
 

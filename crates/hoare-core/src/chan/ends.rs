@@ -194,6 +194,13 @@ impl<T, S: Sharing> Sender<T, S> {
     /// channel reports the poison; readers of a buffered channel first drain it.
     pub fn poison(&self) {
         if self.poisonable {
+            crate::check_step!(|| crate::step::Op::one(
+                crate::step::OpKind::Poison,
+                self.chan.info().id() as usize,
+                crate::step::Class::Chan,
+                crate::step::Access::Other
+            )
+            .with_info(*self.chan.info()));
             self.chan.poison(Side::Writer);
         }
     }
@@ -351,6 +358,13 @@ impl<T, S: Sharing> Receiver<T, S> {
     /// discarded.
     pub fn poison(&self) {
         if self.poisonable {
+            crate::check_step!(|| crate::step::Op::one(
+                crate::step::OpKind::Poison,
+                self.chan.info().id() as usize,
+                crate::step::Class::Chan,
+                crate::step::Access::Other
+            )
+            .with_info(*self.chan.info()));
             self.chan.poison(Side::Reader);
         }
     }

@@ -80,6 +80,34 @@ enum ChanOp {
 }
 
 impl<T> RawChan<T> {
+    /// The checker's description of a send (`send`) or a receive on this channel
+    /// waiting as `wait`: a plain blocking one on a rendezvous channel commutes
+    /// with the other direction; anything else conflicts with every operation on
+    /// the channel, and a timed one touches the clock too.
+    #[cfg(feature = "check")]
+    fn step_op(&self, send: bool, wait: Wait) -> crate::step::Op {
+        use crate::step::{Access, Class, Op, OpKind, CLOCK};
+        let (kind, access) = match (wait, send) {
+            (Wait::Until(None), true) => (OpKind::Send, Access::Send),
+            (Wait::Until(None), false) => (OpKind::Recv, Access::Recv),
+            (Wait::Try, true) => (OpKind::TrySend, Access::Other),
+            (Wait::Try, false) => (OpKind::TryRecv, Access::Other),
+            (Wait::Until(Some(_)), true) => (OpKind::TimedSend, Access::Other),
+            (Wait::Until(Some(_)), false) => (OpKind::TimedRecv, Access::Other),
+        };
+        let access = if self.buffer == Buffer::Rendezvous {
+            access
+        } else {
+            Access::Other
+        };
+        let mut op =
+            Op::one(kind, self.info().id() as usize, Class::Chan, access).with_info(*self.info());
+        if matches!(wait, Wait::Until(Some(_))) {
+            op.objs.push(CLOCK);
+        }
+        op
+    }
+
     /// The wait record of a party blocked in `op` on this channel.
     #[inline(always)]
     fn wait_on(&self, op: ChanOp) -> WaitOn {
@@ -207,6 +235,7 @@ impl<T> RawChan<T> {
         wait: Wait,
         fail: impl FnOnce(SendFail, T) -> E,
     ) -> Result<(), E> {
+        crate::check_step!(|| self.step_op(true, wait));
         if is_large::<T>() {
             // Out of line, so the caller builds the packet straight into the
             // argument (inlined, LLVM may build it elsewhere and copy it).
@@ -283,6 +312,7 @@ impl<T> RawChan<T> {
     /// rendezvous sender's packet) and once out, into the result (see `send`).
     #[inline]
     pub(crate) fn recv<E>(&self, wait: Wait, fail: impl FnOnce(RecvFail) -> E) -> Result<T, E> {
+        crate::check_step!(|| self.step_op(false, wait));
         let mut packet = Packet::empty();
         let mut g = self.lock();
         match g.try_recv(false, &mut packet) {
@@ -343,6 +373,7 @@ impl<T> RawChan<T> {
         wait: Wait,
         fail: impl FnOnce(RecvFail) -> E,
     ) -> Result<R, E> {
+        crate::check_step!(|| self.step_op(false, Wait::Try));
         let mut packet = Packet::extended();
         let mut g = self.lock();
         match g.try_recv(true, &mut packet) {

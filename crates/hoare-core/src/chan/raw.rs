@@ -156,6 +156,28 @@ impl<T> RawChan<T> {
 
     /// Counts one end of one side gone; the last one poisons from its side.
     pub(crate) fn drop_end(&self, sender: bool) {
+        // A scheduling point only for the last end of a side (which poisons):
+        // dropping any other end changes nothing another party can see. (Under a
+        // checker nobody else runs between this look and the decrement below.)
+        #[cfg(feature = "check")]
+        if (if sender {
+            &self.senders
+        } else {
+            &self.receivers
+        })
+        .load(Ordering::Relaxed)
+            == 1
+        {
+            crate::step::step(|| {
+                crate::step::Op::one(
+                    crate::step::OpKind::DropEnd,
+                    self.info().id() as usize,
+                    crate::step::Class::Chan,
+                    crate::step::Access::Drop,
+                )
+                .with_info(*self.info())
+            });
+        }
         let c = if sender {
             &self.senders
         } else {

@@ -97,6 +97,18 @@ impl<T> JoinSlot<T> {
     /// [`join_or_cancel`](Self::join_or_cancel), for the end of process `target`
     /// (its id, which reports name as what the party waits for; 0: unknown).
     pub fn join_or_cancel_for(&self, target: u64) -> Option<T> {
+        crate::check_step!(|| crate::step::Op::one(
+            crate::step::OpKind::Join,
+            // The process joined (its id) where known: join slots are freed
+            // and their addresses reused.
+            if target != 0 {
+                target as usize
+            } else {
+                self as *const Self as usize
+            },
+            crate::step::Class::Join,
+            crate::step::Access::Other
+        ));
         /// The wait record of a joiner.
         unsafe fn describe(target: *const ()) -> Wait {
             // SAFETY: `WaitOn::new`'s contract: `target` lives in the joiner's frame.

@@ -92,7 +92,7 @@ pub(crate) mod time {
         }
         #[cfg(not(loom))]
         {
-            Instant::now() >= deadline
+            crate::park::now() >= deadline
         }
     }
 }

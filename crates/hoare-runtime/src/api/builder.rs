@@ -234,6 +234,15 @@ impl Builder {
             slot: Some(mine),
             scope,
         };
+        #[cfg(feature = "check")]
+        if crate::check::active() {
+            // Under the checking runtime every process (a thread process too) is
+            // one of its coroutines.
+            // SAFETY: forwarded from our caller.
+            let id =
+                unsafe { crate::check::spawn(self.name, site, Box::new(move || run_body(p, fin))) };
+            return Ok(JoinHandle { slot, id });
+        }
         if self.thread {
             // SAFETY: forwarded from our caller.
             return unsafe { self.spawn_thread(p, fin, slot, site) };

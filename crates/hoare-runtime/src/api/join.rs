@@ -174,6 +174,15 @@ impl ChildCount {
     /// shutdown ends this wait early: the children borrow from the owner's frame
     /// (the sweep unwinds them first, see `Core::shutdown`).
     pub(crate) fn wait_all(&self) {
+        #[cfg(feature = "check")]
+        hoare_core::step::step(|| {
+            hoare_core::step::Op::one(
+                hoare_core::step::OpKind::Join,
+                self as *const Self as usize,
+                hoare_core::step::Class::Join,
+                hoare_core::step::Access::Other,
+            )
+        });
         // A private hand-off: the last child to finish wakes this waiter through
         // `waiter`.
         let waiter = hoare_core::park::with_current(|p| {
@@ -226,7 +235,10 @@ impl<T> Drop for Finish<T> {
 /// `Cancelled`, and its unwinding goes on to the base of its stack (where the
 /// sweep's `force_unwind` waits for it).
 pub(crate) fn run_body<P: Process>(p: P, mut fin: Finish<P::Output>) {
-    match catch_unwind(AssertUnwindSafe(|| p.run())) {
+    let r = catch_unwind(AssertUnwindSafe(|| p.run()));
+    #[cfg(feature = "check")]
+    check_exit(&fin, &r);
+    match r {
         Ok(v) => fin.complete(Ok(v)),
         Err(e) if proc::current_is_unwinding() => {
             fin.complete(Err(ProcessError::Cancelled));
@@ -235,4 +247,19 @@ pub(crate) fn run_body<P: Process>(p: P, mut fin: Finish<P::Output>) {
         }
         Err(e) => fin.complete(Err(ProcessError::from_panic(&*e))),
     }
+}
+
+/// The checking runtime's view of a process's end (see `check::exit`).
+#[cfg(feature = "check")]
+#[cold]
+fn check_exit<T, R>(fin: &Finish<T>, r: &Result<R, Box<dyn std::any::Any + Send>>) {
+    if !crate::check::active() {
+        return;
+    }
+    let slot = fin
+        .slot
+        .as_ref()
+        .map_or(0, |s| &**s as *const Slot<T> as usize);
+    let e = r.as_ref().err().map(|e| ProcessError::from_panic(&**e));
+    crate::check::exit(slot, fin.scope as usize, e.as_ref());
 }

@@ -8,6 +8,10 @@ use std::time::{Duration, Instant};
 /// The id of the calling process (a plain thread gets an id of its own on first
 /// use).
 pub fn id() -> u64 {
+    #[cfg(feature = "check")]
+    if let Some(id) = crate::check::current_id() {
+        return id;
+    }
     let p = proc::current();
     if !p.is_null() {
         // SAFETY: the running process's header is valid while it runs.
@@ -47,6 +51,10 @@ pub fn id() -> u64 {
 // Never inlined: it reads thread-locals (see `context`).
 #[inline(never)]
 pub fn in_process() -> bool {
+    #[cfg(feature = "check")]
+    if crate::check::active() {
+        return true;
+    }
     !proc::current().is_null() || !context::thread_rt().is_null()
 }
 

@@ -1,0 +1,226 @@
+//! Figures of the checking runtime (`hoare::check`), recorded in BENCHMARKS.md:
+//! `cargo run --release --features check --example check_figures`.
+//!
+//! * the 5-philosopher deadlock: time to find it (random mode; and exhaustive);
+//! * the fixed college of 2 philosophers × 1 meal: exhaustive, executions, time,
+//!   executions per second;
+//! * time per step on a ring of `n` processes passing a token (random mode), for
+//!   n = 10 … 10,000: flat when the checker keeps a ready set;
+//! * random and PCT runs on networks of 10,000 processes.
+
+use hoare::check::Builder;
+use std::time::{Duration, Instant};
+
+/// Dining philosophers: forks as processes; with `butler`, at most `n - 1` seated.
+fn college(n: usize, meals: usize, butler: bool) {
+    let forks: Vec<_> = (0..n)
+        .map(|_| (hoare::any2one::<()>(), hoare::any2one::<()>()))
+        .collect();
+    let (sit_tx, sit_rx) = hoare::any2one::<()>();
+    let (leave_tx, leave_rx) = hoare::any2one::<()>();
+    let mut fs: Vec<hoare::ParFn<()>> = Vec::new();
+    for i in 0..n {
+        let left = (forks[i].0 .0.clone(), forks[i].1 .0.clone());
+        let right = (
+            forks[(i + 1) % n].0 .0.clone(),
+            forks[(i + 1) % n].1 .0.clone(),
+        );
+        let (sit, leave) = (sit_tx.clone(), leave_tx.clone());
+        fs.push(Box::new(move || {
+            for _ in 0..meals {
+                if butler {
+                    sit.send(()).unwrap();
+                }
+                left.0.send(()).unwrap();
+                right.0.send(()).unwrap();
+                left.1.send(()).unwrap();
+                right.1.send(()).unwrap();
+                if butler {
+                    leave.send(()).unwrap();
+                }
+            }
+        }));
+    }
+    drop((sit_tx, leave_tx));
+    for (up, down) in forks {
+        let (up, down) = (up.1, down.1);
+        fs.push(Box::new(move || {
+            for _ in 0..2 * meals {
+                up.recv().unwrap();
+                down.recv().unwrap();
+            }
+        }));
+    }
+    if butler {
+        fs.push(Box::new(move || {
+            let (mut seated, mut served) = (0, 0);
+            while served < n * meals {
+                hoare::alt! {
+                    recv(sit_rx) if seated < n - 1 -> _v => seated += 1,
+                    recv(leave_rx) -> _v => { seated -= 1; served += 1; },
+                }
+            }
+        }));
+    }
+    hoare::par(fs);
+}
+
+/// A ring of `n` processes passing a token `hops` times around.
+fn ring(n: usize, hops: u32) {
+    let chans: Vec<_> = (0..n).map(|_| hoare::one2one::<u32>()).collect();
+    let mut txs = Vec::new();
+    let mut rxs = Vec::new();
+    for (t, r) in chans {
+        txs.push(t);
+        rxs.push(r);
+    }
+    rxs.rotate_left(1);
+    let mut hs = Vec::new();
+    let mut first = None;
+    for (i, (tx, rx)) in txs.into_iter().zip(rxs).enumerate() {
+        if i == 0 {
+            first = Some((tx, rx));
+            continue;
+        }
+        hs.push(hoare::spawn(move || {
+            for v in rx.iter() {
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        }));
+    }
+    let (tx, rx) = first.unwrap();
+    for h in 0..hops {
+        tx.send(h).unwrap();
+        rx.recv().unwrap();
+    }
+    drop((tx, rx));
+    for h in hs {
+        h.join().unwrap();
+    }
+}
+
+/// `idle` processes blocked for good (each on a channel of its own), and a pair
+/// that hands `msgs` messages over: the time per step should not depend on
+/// `idle` (the checker keeps a ready set and never scans the processes).
+fn crowd(idle: usize, msgs: u32) {
+    let mut keep = Vec::with_capacity(idle);
+    let mut hs = Vec::with_capacity(idle);
+    for _ in 0..idle {
+        let (tx, rx) = hoare::one2one::<u32>();
+        keep.push(tx);
+        hs.push(hoare::spawn(move || {
+            let _ = rx.recv();
+        }));
+    }
+    let (tx, rx) = hoare::one2one::<u32>();
+    let h = hoare::spawn(move || {
+        for i in 0..msgs {
+            tx.send(i).unwrap();
+        }
+    });
+    for _ in 0..msgs {
+        rx.recv().unwrap();
+    }
+    h.join().unwrap();
+    drop(keep); // poisons the idle processes' channels: they end
+    for h in hs {
+        h.join().unwrap();
+    }
+}
+
+fn main() {
+    let arg = std::env::args().nth(1).unwrap_or_default();
+    if arg.is_empty() || arg == "deadlock" {
+        for (name, b) in [
+            ("random", Builder::new().random(100_000).seed(1)),
+            ("pct(3)", Builder::new().pct(3, 100_000).seed(1)),
+            ("exhaustive", Builder::new()),
+        ] {
+            let t = Instant::now();
+            let r = b.shrink(false).try_run(|| college(5, 1, false));
+            let e = t.elapsed();
+            assert!(r.is_err());
+            println!("5-philosopher deadlock, {name}: found in {e:.2?}");
+        }
+    }
+    if arg == "college-loop" {
+        for _ in 0..200 {
+            Builder::new().exhaustive().run(|| college(2, 1, true));
+        }
+    }
+    if arg.is_empty() || arg == "college" {
+        // Seven runs: the machine is shared, so the fastest and the median.
+        let mut runs: Vec<_> = (0..7)
+            .map(|_| {
+                let s = Builder::new().exhaustive().run(|| college(2, 1, true));
+                assert!(s.complete());
+                s
+            })
+            .collect();
+        runs.sort_by_key(|s| s.elapsed());
+        let (best, median) = (&runs[0], &runs[3]);
+        println!(
+            "fixed college 2x1, exhaustive: {} executions, {} steps; fastest of 7 {:.2?} \
+             ({:.0} executions/s, {:.0} ns/step), median {:.2?} ({:.0} executions/s)",
+            best.executions(),
+            best.steps(),
+            best.elapsed(),
+            best.executions() as f64 / best.elapsed().as_secs_f64(),
+            best.elapsed().as_nanos() as f64 / best.steps() as f64,
+            median.elapsed(),
+            median.executions() as f64 / median.elapsed().as_secs_f64(),
+        );
+    }
+    if arg.is_empty() || arg == "crowd" {
+        // The marginal cost of a step: the same network with and without the
+        // 200,000 messages (so the idle processes' start and end cancel out).
+        for idle in [0, 100, 1000, 10_000] {
+            let run = |msgs: u32| {
+                Builder::new()
+                    .random(3)
+                    .max_steps(u64::MAX)
+                    .stack_size(16 * 1024)
+                    .run(|| crowd(idle, msgs))
+            };
+            let (base, full) = (run(0), run(200_000));
+            let steps = full.steps() - base.steps();
+            let t = full.elapsed().saturating_sub(base.elapsed());
+            println!(
+                "a pair handing over 200000 messages beside {idle} blocked processes, random x3: \
+                 {steps} more steps in {t:.2?}: {:.0} ns/step",
+                t.as_nanos() as f64 / steps as f64
+            );
+        }
+    }
+    if arg.is_empty() || arg == "ring" {
+        for n in [10, 100, 1000, 10_000] {
+            let hops = (200_000 / n as u32).max(3);
+            let runs = 3;
+            let s = Builder::new()
+                .random(runs)
+                .max_steps(u64::MAX)
+                .stack_size(16 * 1024)
+                .max_time(Duration::from_secs(60))
+                .run(|| ring(n, hops));
+            println!(
+                "ring of {n} processes, {hops} hops around, random x{runs}: {} steps, {:.2?}: {:.0} ns/step",
+                s.steps(),
+                s.elapsed(),
+                s.elapsed().as_nanos() as f64 / s.steps() as f64
+            );
+        }
+        let s = Builder::new()
+            .pct(3, 3)
+            .max_steps(u64::MAX)
+            .stack_size(16 * 1024)
+            .run(|| ring(10_000, 3));
+        println!(
+            "ring of 10000 processes, 3 hops around, pct(3) x3: {} steps, {:.2?}: {:.0} ns/step",
+            s.steps(),
+            s.elapsed(),
+            s.elapsed().as_nanos() as f64 / s.steps() as f64
+        );
+    }
+}

@@ -1,0 +1,224 @@
+//! Exhaustive exploration: Source-DPOR with sleep sets (Abdulla, Aronis, Jonsson,
+//! Sagonas, POPL 2014), stateless.
+//!
+//! Each execution replays a prefix of the previous one and branches at its
+//! deepest node with an unexplored backtrack choice. After an execution the
+//! happens-before relation of its trace is computed with vector clocks (program
+//! order, the dependence of the steps' accesses, and "woke or spawned": a process
+//! another step woke continued inside that step), every race `i ⋖ j` (dependent,
+//! different processes, `i` happens before `j` directly) adds an initial of
+//! `notdep(i).j` to the backtrack set of the node before `i` unless one is there,
+//! and a step that woke a process whose timeout could fire there adds that
+//! timeout (a disabled timer is never seen by race detection). Sleep sets: a
+//! choice explored at a node, and every sleeping choice the chosen step is
+//! independent of, sleeps in the child; an execution whose every enabled choice
+//! sleeps is cut (it is equivalent to one explored already).
+
+use super::exec::{conflict, End, Event, Exec};
+use super::{Access, Choice, Strategy};
+
+struct Node {
+    enabled: Vec<Choice>,
+    backtrack: Vec<Choice>,
+    /// Choices explored here, with the accesses their steps made.
+    done: Vec<(Choice, Acc)>,
+    sleep: Vec<(Choice, Acc)>,
+    chosen: Choice,
+}
+
+/// The accesses of a step, shared between the trace and the sleep sets.
+type Acc = std::rc::Rc<[(u32, Access)]>;
+
+/// The exploration tree's current branch.
+#[derive(Default)]
+pub(crate) struct Dpor {
+    stack: Vec<Node>,
+}
+
+fn dependent(a: &[(u32, Access)], b: &[(u32, Access)]) -> bool {
+    a.iter()
+        .any(|&(o, x)| b.iter().any(|&(p, y)| o == p && conflict(x, y)))
+}
+
+fn proc_of(c: Choice) -> u32 {
+    match c {
+        Choice::Run(p) | Choice::Fire(p) => p,
+    }
+}
+
+impl Strategy for Dpor {
+    fn choose(&mut self, step: usize, en: &[Choice], ex: &Exec) -> Result<Choice, End> {
+        if step < self.stack.len() {
+            let n = &self.stack[step];
+            if n.enabled != en {
+                return Err(End::Nondeterministic(format!(
+                    "step {step}: enabled {:?}, before {:?}",
+                    en, n.enabled
+                )));
+            }
+            return Ok(n.chosen);
+        }
+        let sleep = match (step.checked_sub(1), ex.trace.borrow().last()) {
+            (Some(pi), Some(last)) => {
+                let parent = &self.stack[pi];
+                parent
+                    .sleep
+                    .iter()
+                    .chain(parent.done.iter())
+                    .filter(|(c, a)| proc_of(*c) != last.proc && !dependent(a, &last.acc))
+                    .cloned()
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        let Some(&c) = en.iter().find(|c| !sleep.iter().any(|(s, _)| s == *c)) else {
+            return Err(End::Pruned);
+        };
+        self.stack.push(Node {
+            enabled: en.to_vec(),
+            backtrack: vec![c],
+            done: Vec::new(),
+            sleep,
+            chosen: c,
+        });
+        Ok(c)
+    }
+}
+
+impl Dpor {
+    /// Race analysis of the execution just run (its trace is `trace`).
+    pub(crate) fn analyse(&mut self, trace: &[Event], nprocs: usize) {
+        let n = trace.len().min(self.stack.len());
+        // Vector clocks, flat: event j's is `vc[j * w..(j + 1) * w]`.
+        let w = nprocs;
+        let mut vc: Vec<u32> = Vec::with_capacity(n * w);
+        let mut pclock: Vec<u32> = vec![0; nprocs * w];
+        let mut hist: Vec<Vec<(usize, Access)>> = Vec::new();
+        let mut cands: Vec<usize> = Vec::new();
+        let mut races: Vec<(usize, usize)> = Vec::new();
+        for (j, e) in trace.iter().enumerate().take(n) {
+            let p = e.proc as usize;
+            cands.clear();
+            for &(o, a) in e.acc.iter() {
+                if let Some(h) = hist.get(o as usize) {
+                    for &(i, b) in h {
+                        if trace[i].proc != e.proc && conflict(a, b) {
+                            cands.push(i);
+                        }
+                    }
+                }
+            }
+            cands.sort_unstable_by(|a, b| b.cmp(a));
+            cands.dedup();
+            let start = vc.len();
+            vc.extend_from_slice(&pclock[p * w..(p + 1) * w]);
+            for &i in &cands {
+                let q = trace[i].proc as usize;
+                if (vc[start + q] as usize) < i + 1 {
+                    races.push((i, j));
+                }
+                for k in 0..w {
+                    vc[start + k] = vc[start + k].max(vc[i * w + k]);
+                }
+            }
+            vc[start + p] = (j + 1) as u32;
+            for &x in &e.woke {
+                let x = x as usize;
+                for k in 0..w {
+                    pclock[x * w + k] = pclock[x * w + k].max(vc[start + k]);
+                }
+            }
+            for k in 0..w {
+                pclock[p * w + k] = vc[start + k];
+            }
+            for &(o, a) in e.acc.iter() {
+                let o = o as usize;
+                if hist.len() <= o {
+                    hist.resize_with(o + 1, Vec::new);
+                }
+                hist[o].push((j, a));
+            }
+            // A step that disabled a due timeout races with it.
+            for &d in &e.disabled {
+                let f = Choice::Fire(d);
+                let node = &mut self.stack[j];
+                if node.enabled.contains(&f) && !node.backtrack.contains(&f) {
+                    node.backtrack.push(f);
+                }
+            }
+        }
+        for (i, j) in races {
+            let pi = trace[i].proc as usize;
+            // v = notdep(i).j; its initials.
+            let mut v: Vec<usize> = ((i + 1)..j)
+                .filter(|&k| (vc[k * w + pi] as usize) < i + 1)
+                .collect();
+            v.push(j);
+            let mut initials: Vec<Choice> = Vec::new();
+            let mut seen: Vec<u32> = Vec::new();
+            for (x, &k) in v.iter().enumerate() {
+                let pk = trace[k].proc;
+                if seen.contains(&pk) {
+                    continue;
+                }
+                seen.push(pk);
+                let first = v[..x]
+                    .iter()
+                    .all(|&k2| (vc[k * w + trace[k2].proc as usize] as usize) < k2 + 1);
+                if first {
+                    initials.push(trace[k].choice);
+                }
+            }
+            let node = &mut self.stack[i];
+            if node
+                .backtrack
+                .iter()
+                .any(|b| initials.iter().any(|c| proc_of(*c) == proc_of(*b)))
+            {
+                continue;
+            }
+            let pick = initials
+                .iter()
+                .copied()
+                .filter(|c| node.enabled.contains(c))
+                .min_by_key(|c| (proc_of(*c) != trace[j].proc) as u8);
+            match pick {
+                Some(c) => node.backtrack.push(c),
+                None => {
+                    // Not expected; stay sound: every enabled choice.
+                    for &c in &node.enabled {
+                        if !node.backtrack.contains(&c) {
+                            node.backtrack.push(c);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Moves to the next branch: the deepest node with a backtrack choice not yet
+    /// explored and not asleep. `false`: the exploration is complete.
+    pub(crate) fn next(&mut self, trace: &[Event]) -> bool {
+        while !self.stack.is_empty() {
+            let depth = self.stack.len() - 1;
+            let node = &mut self.stack[depth];
+            let acc = trace
+                .get(depth)
+                .filter(|e| e.choice == node.chosen)
+                .map(|e| e.acc.clone())
+                .unwrap_or_else(|| Acc::from(Vec::new()));
+            if !node.done.iter().any(|(c, _)| *c == node.chosen) {
+                node.done.push((node.chosen, acc));
+            }
+            let next = node.backtrack.iter().copied().find(|c| {
+                !node.done.iter().any(|(d, _)| d == c) && !node.sleep.iter().any(|(s, _)| s == c)
+            });
+            if let Some(c) = next {
+                node.chosen = c;
+                return true;
+            }
+            self.stack.pop();
+        }
+        false
+    }
+}

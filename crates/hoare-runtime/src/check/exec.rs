@@ -1,0 +1,835 @@
+//! One execution: the user's processes as coroutines on the calling thread, the
+//! checker's side of the park/unpark seam (`impl Park for CProc`), and the step
+//! loop that asks a [`Strategy`] which enabled choice to take next.
+//!
+//! A *step* is one choice: `Run(p)` resumes process `p`, parked at the scheduling
+//! point before its next hoare operation, which performs that operation and runs
+//! on to its next scheduling point (or parks, or ends); `Fire(p)` makes the timed
+//! wait `p` is parked in time out. Every process another one wakes (or spawns)
+//! during a step runs on to its next scheduling point within the same step, in
+//! the order it was woken: that continuation touches nothing but its own wait (an
+//! alt takes its registrations back), which the step's accesses account for.
+
+use super::FxMap;
+use super::{Access, Choice, Key, Strategy};
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use hoare_core::park::{self, Park, Unparker};
+use hoare_core::step::{self as hstep, Class, Op, OpKind};
+use hoare_core::wait::ObjInfo;
+use hoare_core::waiter::Waiter;
+use std::cell::{Cell, RefCell, UnsafeCell};
+use std::collections::BTreeSet;
+use std::panic::Location;
+use std::ptr::{self, NonNull};
+use std::time::Instant;
+
+/// What a process asks of the checker when it suspends.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Susp {
+    /// At a scheduling point (its next operation is in `pending`).
+    Step,
+    /// Parked until unparked.
+    Park,
+    /// Parked until unparked or the (virtual) deadline.
+    ParkUntil(Instant),
+    /// Parked; call the function with the data once off the stack.
+    ParkRelease(unsafe fn(*mut ()), *mut ()),
+}
+
+type Coro = Coroutine<(), Susp, (), DefaultStack>;
+
+/// Where a process is, between steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PState {
+    /// Spawned, not started yet (it starts at the end of the step).
+    Fresh,
+    /// Running now.
+    Running,
+    /// At a scheduling point: `Run(p)` is enabled.
+    Ready,
+    /// Parked in a wait (with a deadline: `Fire(p)` may be enabled).
+    Blocked,
+    /// Woken during this step; continues at its end.
+    Woken,
+    /// Finished.
+    Done,
+}
+
+/// A process of the checker.
+pub(crate) struct CProc {
+    pub(crate) idx: u32,
+    coro: UnsafeCell<Option<Coro>>,
+    yielder: Cell<*const Yielder<(), Susp>>,
+    token: Cell<bool>,
+    pub(crate) state: Cell<PState>,
+    /// The operation it is about to perform (when `Ready`).
+    pub(crate) pending: RefCell<Option<Op>>,
+    /// The operation it is performing (taken from `pending` when chosen).
+    current: RefCell<Option<Op>>,
+    /// The operation it blocked in (when `Blocked`).
+    pub(crate) blocked_in: RefCell<Option<Op>>,
+    /// The deadline of the timed wait it is parked in.
+    pub(crate) deadline: Cell<Option<Instant>>,
+    unwinding: Cell<bool>,
+    /// The waiter of the wait it is parked in (null: none, or a sleep).
+    pub(crate) waiting: Cell<*const Waiter>,
+    pub(crate) name: Option<String>,
+    pub(crate) site: &'static Location<'static>,
+    exec: *const Exec,
+}
+
+impl CProc {
+    fn exec(&self) -> &Exec {
+        // SAFETY: an execution outlives its processes (it resets them before it
+        // goes).
+        unsafe { &*self.exec }
+    }
+
+    fn suspend(&self, s: Susp) {
+        let y = self.yielder.get();
+        // SAFETY: set when the coroutine started; we run on its stack now.
+        unsafe { (*y).suspend(s) };
+    }
+
+    /// The name for reports: its name, else `#idx`, with where it was spawned.
+    pub(crate) fn label(&self) -> String {
+        match &self.name {
+            Some(n) => format!("{n} (#{})", self.idx),
+            None => format!("#{} (spawned at {})", self.idx, self.site),
+        }
+    }
+
+    /// The short name for traces: its name, else `#idx`.
+    pub(crate) fn short(&self) -> String {
+        match &self.name {
+            Some(n) => n.clone(),
+            None => format!("#{}", self.idx),
+        }
+    }
+
+    unsafe fn unpark_raw(data: *const ()) {
+        // SAFETY: the unparker of a live process of a live execution.
+        let p = unsafe { &*(data as *const CProc) };
+        p.token.set(true);
+        if p.state.get() == PState::Blocked {
+            p.state.set(PState::Woken);
+            p.exec().woken(p.idx);
+        }
+    }
+}
+
+impl Park for CProc {
+    fn park(&self, w: &Waiter) {
+        if self.token.replace(false) {
+            return;
+        }
+        if self.unwinding.get() {
+            // Leftover processes are reset, never unwound: cannot happen.
+            return;
+        }
+        self.waiting.set(w);
+        self.suspend(Susp::Park);
+        self.waiting.set(ptr::null());
+        let t = self.token.replace(false);
+        debug_assert!(t, "hoare::check: a process resumed without its unpark");
+    }
+
+    fn park_until(&self, deadline: Instant, w: Option<&Waiter>) -> bool {
+        if self.token.replace(false) {
+            return true;
+        }
+        if self.unwinding.get() || deadline <= self.exec().now.get() {
+            return false;
+        }
+        self.waiting
+            .set(w.map_or(ptr::null(), |w| w as *const Waiter));
+        self.suspend(Susp::ParkUntil(deadline));
+        self.waiting.set(ptr::null());
+        self.token.replace(false)
+    }
+
+    fn unparker(&self) -> Unparker {
+        // SAFETY: `unpark_raw` takes a pointer to a live process (the execution
+        // keeps every process until it ends) and runs on the checker's thread.
+        unsafe { Unparker::from_raw(self as *const Self as *const (), Self::unpark_raw) }
+    }
+
+    unsafe fn park_releasing(
+        &self,
+        release: unsafe fn(*mut ()),
+        data: *mut (),
+        w: &Waiter,
+    ) -> bool {
+        if self.unwinding.get() {
+            // SAFETY: the caller's contract.
+            unsafe { release(data) };
+            return false;
+        }
+        if self.token.get() {
+            // SAFETY: as above; the token is consumed by `park`.
+            unsafe { release(data) };
+            self.park(w);
+            return true;
+        }
+        self.waiting.set(w);
+        self.suspend(Susp::ParkRelease(release, data));
+        self.waiting.set(ptr::null());
+        let t = self.token.replace(false);
+        debug_assert!(t, "hoare::check: a process resumed without its unpark");
+        true
+    }
+
+    fn cancelled(&self) -> bool {
+        self.unwinding.get()
+    }
+
+    fn step(&self, op: Op) {
+        if self.unwinding.get() {
+            return;
+        }
+        *self.pending.borrow_mut() = Some(op);
+        self.suspend(Susp::Step);
+    }
+}
+
+/// One executed step, for the explorer and the report.
+#[derive(Clone, Debug)]
+pub(crate) struct Event {
+    pub(crate) choice: Choice,
+    pub(crate) proc: u32,
+    /// What it was (the operation, or the timed wait that timed out).
+    pub(crate) kind: Option<OpKind>,
+    /// The objects it touched and how (object ids in order of first appearance).
+    pub(crate) acc: std::rc::Rc<[(u32, Access)]>,
+    /// The processes it woke or spawned (they continued within it).
+    pub(crate) woke: Vec<u32>,
+    /// The processes whose timeout was enabled before this step and which it woke
+    /// (it disabled that timeout).
+    pub(crate) disabled: Vec<u32>,
+}
+
+/// Why an execution ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum End {
+    /// Every process finished.
+    Complete,
+    /// Nobody could act while the root had not returned.
+    Deadlock,
+    /// The root returned; these processes were left blocked.
+    LeftBlocked,
+    /// A process panicked (message, process index).
+    Panic(String, u32),
+    /// The step limit.
+    StepLimit,
+    /// The strategy stopped it (every enabled choice asleep).
+    Pruned,
+    /// A replayed choice was not enabled, or the enabled set differed.
+    Nondeterministic(String),
+}
+
+/// The state of one execution.
+pub(crate) struct Exec {
+    // Boxed: a process's header must not move (unparkers and coroutines point
+    // at it) when the vector grows.
+    #[allow(clippy::vec_box)]
+    pub(crate) procs: RefCell<Vec<Box<CProc>>>,
+    pub(crate) now: Cell<Instant>,
+    pub(crate) base: Instant,
+    /// Processes to continue at the end of the step, in order.
+    woken: RefCell<Vec<u32>>,
+    /// The ready set (processes at a scheduling point), in a vector with positions.
+    ready: RefCell<Vec<u32>>,
+    ready_pos: RefCell<Vec<u32>>,
+    /// Blocked processes with a deadline, by deadline.
+    timers: RefCell<BTreeSet<(Instant, u32)>>,
+    /// Channels with a blocked alt on them: object → the alts' processes.
+    alts_on: RefCell<FxMap<u32, Vec<u32>>>,
+    objs: RefCell<FxMap<Key, u32>>,
+    pub(crate) obj_class: RefCell<Vec<Class>>,
+    /// The identity (name, creation site) of each object, where known.
+    pub(crate) obj_info: RefCell<Vec<Option<ObjInfo>>>,
+    pub(crate) trace: RefCell<Vec<Event>>,
+    pub(crate) schedule: RefCell<Vec<Choice>>,
+    pub(crate) panic: RefCell<Option<(String, u32)>>,
+    pub(crate) root_done: Cell<bool>,
+    /// The process running now (`u32::MAX`: none).
+    running: Cell<u32>,
+    stacks: *const RefCell<Vec<DefaultStack>>,
+    stack_size: usize,
+    /// Whether steps are recorded (their accesses and the trace: exhaustive
+    /// search and reports need them; random and PCT runs do not).
+    pub(crate) record: bool,
+    /// Accesses of the step being executed.
+    cur_acc: RefCell<Vec<(u32, Access)>>,
+    cur_woke: RefCell<Vec<u32>>,
+}
+
+std::thread_local! {
+    static CURRENT: Cell<*const Exec> = const { Cell::new(ptr::null()) };
+}
+
+/// The execution running on this thread (null: none).
+#[inline(never)]
+pub(crate) fn current() -> *const Exec {
+    CURRENT.with(|c| c.get())
+}
+
+/// Compare how two accesses of one object conflict.
+pub(crate) fn conflict(a: Access, b: Access) -> bool {
+    use Access::*;
+    !matches!(
+        (a, b),
+        (Send, Recv)
+            | (Recv, Send)
+            | (Drop, Send | Recv | Drop | Register)
+            | (Send | Recv | Register, Drop)
+            | (Register, Send | Recv)
+            | (Send | Recv, Register)
+    )
+}
+
+impl Exec {
+    pub(crate) fn new(
+        stacks: &RefCell<Vec<DefaultStack>>,
+        stack_size: usize,
+        record: bool,
+    ) -> Self {
+        let base = Instant::now();
+        Exec {
+            procs: RefCell::new(Vec::new()),
+            now: Cell::new(base),
+            base,
+            woken: RefCell::new(Vec::new()),
+            ready: RefCell::new(Vec::new()),
+            ready_pos: RefCell::new(Vec::new()),
+            timers: RefCell::new(BTreeSet::new()),
+            alts_on: RefCell::new(FxMap::default()),
+            objs: RefCell::new(FxMap::default()),
+            obj_class: RefCell::new(Vec::new()),
+            obj_info: RefCell::new(Vec::new()),
+            trace: RefCell::new(Vec::new()),
+            schedule: RefCell::new(Vec::new()),
+            panic: RefCell::new(None),
+            root_done: Cell::new(false),
+            running: Cell::new(u32::MAX),
+            stacks,
+            stack_size,
+            record,
+            cur_acc: RefCell::new(Vec::new()),
+            cur_woke: RefCell::new(Vec::new()),
+        }
+    }
+
+    fn woken(&self, idx: u32) {
+        self.woken.borrow_mut().push(idx);
+    }
+
+    pub(crate) fn proc(&self, idx: u32) -> *const CProc {
+        &*self.procs.borrow()[idx as usize]
+    }
+
+    /// The object id of `k` (in order of first appearance).
+    pub(crate) fn obj(&self, k: Key, class: Class) -> u32 {
+        let mut m = self.objs.borrow_mut();
+        let n = m.len() as u32;
+        *m.entry(k).or_insert_with(|| {
+            self.obj_class.borrow_mut().push(class);
+            self.obj_info.borrow_mut().push(None);
+            n
+        })
+    }
+
+    /// The accesses of `op`, object ids assigned.
+    pub(crate) fn op_acc(&self, op: &Op) -> Vec<(u32, Access)> {
+        op.objs
+            .iter()
+            .map(|o| {
+                let id = self.obj(Key::Obj(o.class, o.addr), o.class);
+                if let Some(i) = o.info {
+                    let mut infos = self.obj_info.borrow_mut();
+                    if infos[id as usize].is_none() {
+                        infos[id as usize] = Some(i);
+                    }
+                }
+                (id, o.access)
+            })
+            .collect()
+    }
+
+    /// Creates a process (started at the end of the step).
+    ///
+    /// # Safety
+    /// Whatever `body` borrows outlives the process (the checker resets or
+    /// finishes every process before the execution, and `run`, end).
+    pub(crate) unsafe fn spawn(
+        &self,
+        name: Option<String>,
+        site: &'static Location<'static>,
+        body: Box<dyn FnOnce() + '_>,
+    ) -> u32 {
+        let idx = self.procs.borrow().len() as u32;
+        let stack = {
+            // SAFETY: the stack cache outlives every execution.
+            let mut st = unsafe { (*self.stacks).borrow_mut() };
+            match st.pop() {
+                Some(s) => s,
+                None => {
+                    DefaultStack::new(self.stack_size).expect("hoare::check: no memory for a stack")
+                }
+            }
+        };
+        let p = Box::new(CProc {
+            idx,
+            coro: UnsafeCell::new(None),
+            yielder: Cell::new(ptr::null()),
+            token: Cell::new(false),
+            state: Cell::new(PState::Fresh),
+            pending: RefCell::new(None),
+            current: RefCell::new(None),
+            blocked_in: RefCell::new(None),
+            deadline: Cell::new(None),
+            unwinding: Cell::new(false),
+            waiting: Cell::new(ptr::null()),
+            name,
+            site,
+            exec: self,
+        });
+        let pp = &*p as *const CProc as usize;
+        // SAFETY: the caller's contract keeps `body`'s borrows alive while the
+        // coroutine may run; the header is boxed and outlives the coroutine.
+        let coro = unsafe {
+            Coroutine::with_stack_unchecked(stack, move |y: &Yielder<(), Susp>, ()| {
+                (*(pp as *const CProc)).yielder.set(y);
+                body();
+            })
+        };
+        // SAFETY: nobody else touches the new process's slot yet.
+        unsafe { *p.coro.get() = Some(coro) };
+        self.procs.borrow_mut().push(p);
+        self.ready_pos.borrow_mut().push(u32::MAX);
+        self.woken(idx);
+        idx
+    }
+
+    fn set_ready(&self, idx: u32, ready: bool) {
+        let mut r = self.ready.borrow_mut();
+        let mut pos = self.ready_pos.borrow_mut();
+        let at = pos[idx as usize];
+        if ready && at == u32::MAX {
+            pos[idx as usize] = r.len() as u32;
+            r.push(idx);
+        } else if !ready && at != u32::MAX {
+            let last = *r.last().expect("ready");
+            r.swap_remove(at as usize);
+            if last != idx {
+                pos[last as usize] = at;
+            }
+            pos[idx as usize] = u32::MAX;
+        }
+    }
+
+    /// Resumes process `idx` until it suspends or ends, and files it by what it
+    /// asked for.
+    fn resume(&self, idx: u32) {
+        let p = self.proc(idx);
+        // SAFETY: processes are boxed and live until the execution ends.
+        let pr = unsafe { &*p };
+        pr.state.set(PState::Running);
+        let dynp: NonNull<dyn Park> = NonNull::from(pr);
+        // SAFETY: the process runs on this thread until `resume` returns, and the
+        // pointer is reset right after.
+        unsafe { park::set_current_process(Some(dynp)) };
+        // SAFETY: only this function touches the coroutine, never re-entrantly (a
+        // process never resumes another: spawned and woken ones wait for the end
+        // of the step).
+        let coro = unsafe { (*pr.coro.get()).as_mut().expect("coroutine") };
+        let outer = self.running.replace(idx);
+        let r = coro.resume(());
+        self.running.set(outer);
+        // SAFETY: unsetting is always sound.
+        unsafe { park::set_current_process(None) };
+        match r {
+            CoroutineResult::Yield(Susp::Step) => {
+                *pr.current.borrow_mut() = None;
+                pr.state.set(PState::Ready);
+                self.set_ready(idx, true);
+            }
+            CoroutineResult::Yield(Susp::Park) => self.blocked(pr, None),
+            CoroutineResult::Yield(Susp::ParkUntil(d)) => self.blocked(pr, Some(d)),
+            CoroutineResult::Yield(Susp::ParkRelease(f, d)) => {
+                self.blocked(pr, None);
+                // SAFETY: the process is off its stack now (the seam's contract).
+                unsafe { f(d) };
+            }
+            CoroutineResult::Return(()) => {
+                pr.state.set(PState::Done);
+                // SAFETY: as above.
+                let coro = unsafe { (*pr.coro.get()).take().expect("coroutine") };
+                // SAFETY: the stack cache outlives every execution.
+                unsafe { (*self.stacks).borrow_mut().push(coro.into_stack()) };
+                if idx == 0 {
+                    self.root_done.set(true);
+                }
+            }
+        }
+    }
+
+    fn blocked(&self, pr: &CProc, deadline: Option<Instant>) {
+        // A token that arrived while it ran on (it woke itself): it goes on.
+        let op = pr.current.borrow_mut().take();
+        if pr.token.get() {
+            pr.state.set(PState::Woken);
+            *pr.blocked_in.borrow_mut() = op;
+            self.woken(pr.idx);
+            return;
+        }
+        pr.state.set(PState::Blocked);
+        pr.deadline.set(deadline);
+        if let Some(d) = deadline {
+            self.timers.borrow_mut().insert((d, pr.idx));
+        }
+        if let Some(op) = op.as_ref().filter(|_| self.record) {
+            if op.kind == OpKind::Alt {
+                let acc = self.op_acc(op);
+                let mut m = self.alts_on.borrow_mut();
+                for (o, _) in acc {
+                    let v = m.entry(o).or_default();
+                    if !v.contains(&pr.idx) {
+                        v.push(pr.idx);
+                    }
+                }
+            }
+        }
+        *pr.blocked_in.borrow_mut() = op;
+    }
+
+    /// A blocked process leaves its wait (woken, or timed out): its timer and its
+    /// alt registrations go, and the step touches its wait.
+    fn unblock(&self, idx: u32) {
+        // SAFETY: a live process of this execution.
+        let pr = unsafe { &*self.proc(idx) };
+        let deadline = pr.deadline.take();
+        if let Some(d) = deadline {
+            self.timers.borrow_mut().remove(&(d, idx));
+        }
+        let op = pr.blocked_in.borrow_mut().take();
+        let mut acc = self.cur_acc.borrow_mut();
+        if let Some(op) = op.filter(|_| self.record) {
+            let is_alt = op.kind == OpKind::Alt;
+            let timed = deadline.is_some() || op.objs.iter().any(|o| o.class == Class::Clock);
+            if is_alt || timed {
+                acc.push((self.obj(Key::Wait(idx), Class::Join), Access::Other));
+                for (o, _) in self.op_acc(&op) {
+                    acc.push((o, Access::Other));
+                    if is_alt {
+                        if let Some(v) = self.alts_on.borrow_mut().get_mut(&o) {
+                            v.retain(|&x| x != idx);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts or continues every spawned or woken process, in order.
+    fn drain(&self) {
+        let mut i = 0;
+        loop {
+            let idx = {
+                let w = self.woken.borrow();
+                match w.get(i) {
+                    Some(&x) => x,
+                    None => break,
+                }
+            };
+            i += 1;
+            // SAFETY: a live process of this execution.
+            let state = unsafe { (*self.proc(idx)).state.get() };
+            if state == PState::Woken {
+                self.unblock(idx);
+            }
+            if self.record {
+                self.cur_woke.borrow_mut().push(idx);
+            }
+            self.resume(idx);
+        }
+        self.woken.borrow_mut().clear();
+    }
+
+    /// The enabled choices: the ready processes (in index order when `sorted`),
+    /// then the timeouts that may fire (racing: the earliest; quiescent: the
+    /// earliest, only when nobody is ready).
+    pub(crate) fn enabled(&self, quiescent: bool, sorted: bool, out: &mut Vec<Choice>) {
+        out.clear();
+        let r = self.ready.borrow();
+        out.extend(r.iter().map(|&p| Choice::Run(p)));
+        if sorted {
+            out.sort_unstable();
+        }
+        if quiescent && !r.is_empty() {
+            return;
+        }
+        let t = self.timers.borrow();
+        if let Some(&(d0, _)) = t.iter().next() {
+            for &(d, p) in t.iter() {
+                if d != d0 {
+                    break;
+                }
+                out.push(Choice::Fire(p));
+            }
+        }
+    }
+
+    /// The processes whose timeout may fire now (see [`enabled`](Self::enabled)).
+    fn due_timers(&self, quiescent: bool, out: &mut Vec<u32>) {
+        out.clear();
+        if quiescent && !self.ready.borrow().is_empty() {
+            return;
+        }
+        let t = self.timers.borrow();
+        if let Some(&(d0, _)) = t.iter().next() {
+            for &(d, p) in t.iter() {
+                if d != d0 {
+                    break;
+                }
+                out.push(p);
+            }
+        }
+    }
+
+    /// Executes one choice (which must be enabled).
+    fn exec_step(&self, c: Choice, fires_before: &[u32]) {
+        self.cur_acc.borrow_mut().clear();
+        self.cur_woke.borrow_mut().clear();
+        let (proc, kind) = match c {
+            Choice::Run(p) => {
+                // SAFETY: a live process of this execution.
+                let pr = unsafe { &*self.proc(p) };
+                let op = pr
+                    .pending
+                    .borrow_mut()
+                    .take()
+                    .expect("a ready process has an operation");
+                if !self.record {
+                    *pr.current.borrow_mut() = Some(op);
+                    self.set_ready(p, false);
+                    self.resume(p);
+                    self.drain();
+                    self.schedule.borrow_mut().push(c);
+                    return;
+                }
+                let mut acc = self.op_acc(&op);
+                // Any step on a channel of a blocked alt touches that alt's wait.
+                {
+                    let m = self.alts_on.borrow();
+                    let mut extra = Vec::new();
+                    for (o, _) in &acc {
+                        if let Some(v) = m.get(o) {
+                            for &x in v {
+                                if x != p {
+                                    extra.push(x);
+                                }
+                            }
+                        }
+                    }
+                    drop(m);
+                    for x in extra {
+                        acc.push((self.obj(Key::Wait(x), Class::Join), Access::Other));
+                    }
+                }
+                if op.objs.iter().any(|o| o.class == Class::Clock) {
+                    acc.push((self.obj(Key::Wait(p), Class::Join), Access::Other));
+                }
+                let nobjs = op.objs.len();
+                let kind = op.kind;
+                *pr.current.borrow_mut() = Some(op);
+                *self.cur_acc.borrow_mut() = acc;
+                self.set_ready(p, false);
+                self.resume(p);
+                // An alt that blocked only registered on its channels.
+                if kind == OpKind::Alt && pr.state.get() == PState::Blocked {
+                    let class = self.obj_class.borrow();
+                    for a in self.cur_acc.borrow_mut().iter_mut().take(nobjs) {
+                        if class[a.0 as usize] == Class::Chan {
+                            a.1 = Access::Register;
+                        }
+                    }
+                }
+                (p, Some(kind))
+            }
+            Choice::Fire(p) => {
+                // SAFETY: as above.
+                let pr = unsafe { &*self.proc(p) };
+                let d = pr.deadline.get().expect("a timer");
+                if d > self.now.get() {
+                    self.now.set(d);
+                    hstep::set_virtual_now(Some(d));
+                }
+                if !self.record {
+                    self.unblock(p);
+                    self.resume(p);
+                    self.drain();
+                    self.schedule.borrow_mut().push(c);
+                    return;
+                }
+                let kind = pr.blocked_in.borrow().as_ref().map(|o| o.kind);
+                let clock = self.obj(Key::Obj(Class::Clock, hstep::CLOCK.addr), Class::Clock);
+                self.cur_acc.borrow_mut().push((clock, Access::Other));
+                self.unblock(p);
+                self.resume(p);
+                (p, kind)
+            }
+        };
+        self.drain();
+        let woke = std::mem::take(&mut *self.cur_woke.borrow_mut());
+        let disabled = woke
+            .iter()
+            .copied()
+            .filter(|w| fires_before.contains(w) && Choice::Fire(*w) != c)
+            .collect();
+        let acc: std::rc::Rc<[(u32, Access)]> = self.cur_acc.borrow().as_slice().into();
+        self.trace.borrow_mut().push(Event {
+            choice: c,
+            proc,
+            kind,
+            acc,
+            woke,
+            disabled,
+        });
+        self.schedule.borrow_mut().push(c);
+    }
+
+    /// Runs the execution of `root` under `strat` until it ends.
+    pub(crate) fn run(
+        &self,
+        root: &(dyn Fn() + '_),
+        strat: &mut dyn Strategy,
+        quiescent: bool,
+        max_steps: u64,
+        watch: &super::Watch,
+    ) -> End {
+        let prev = CURRENT.with(|c| c.replace(self));
+        hstep::set_virtual_now(Some(self.now.get()));
+        let body = move || {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(root));
+            if let Err(e) = r {
+                // SAFETY: the execution outlives its processes.
+                let ex = unsafe { &*current() };
+                ex.record_panic(crate::ProcessError::from_panic(&*e), 0);
+            }
+        };
+        // SAFETY: every process is finished or reset before `run` returns.
+        unsafe { self.spawn(Some("root".into()), Location::caller(), Box::new(body)) };
+        self.drain();
+        let mut en = Vec::new();
+        let mut fires = Vec::new();
+        let end = loop {
+            if let Some((m, p)) = self.panic.borrow().clone() {
+                break End::Panic(m, p);
+            }
+            // A strategy that picks by index (random) does not need the
+            // enabled set spelled out: no copy of the ready set per step.
+            let fast = strat.by_index();
+            let (nready, nfire) = if fast {
+                self.due_timers(quiescent, &mut fires);
+                (self.ready.borrow().len(), fires.len())
+            } else {
+                self.enabled(quiescent, strat.sorted(), &mut en);
+                (en.len(), 0)
+            };
+            if nready + nfire == 0 {
+                let blocked = self
+                    .procs
+                    .borrow()
+                    .iter()
+                    .any(|p| p.state.get() == PState::Blocked);
+                break if !blocked {
+                    End::Complete
+                } else if self.root_done.get() {
+                    End::LeftBlocked
+                } else {
+                    End::Deadlock
+                };
+            }
+            let step = self.schedule.borrow().len();
+            if step as u64 >= max_steps {
+                break End::StepLimit;
+            }
+            let c = if fast {
+                let k = strat.pick(nready + nfire);
+                if k < nready {
+                    Choice::Run(self.ready.borrow()[k])
+                } else {
+                    Choice::Fire(fires[k - nready])
+                }
+            } else {
+                match strat.choose(step, &en, self) {
+                    Ok(c) => c,
+                    Err(e) => break e,
+                }
+            };
+            if !fast {
+                fires.clear();
+            }
+            if self.record && !fast {
+                fires.extend(en.iter().filter_map(|c| match c {
+                    Choice::Fire(p) => Some(*p),
+                    Choice::Run(_) => None,
+                }));
+            }
+            watch.step();
+            self.exec_step(c, &fires);
+        };
+        CURRENT.with(|c| c.set(prev));
+        end
+    }
+
+    pub(crate) fn record_panic(&self, e: crate::ProcessError, idx: u32) {
+        let mut p = self.panic.borrow_mut();
+        if p.is_none() {
+            let m = e.message().unwrap_or("<panic>").to_owned();
+            *p = Some((m, idx));
+        }
+    }
+
+    /// Resets every process that has not finished (without unwinding it: what
+    /// it holds is leaked) and returns the stacks to the cache.
+    pub(crate) fn teardown(&self) {
+        hstep::set_virtual_now(None);
+        let procs = std::mem::take(&mut *self.procs.borrow_mut());
+        for p in procs.iter() {
+            // SAFETY: nothing runs the coroutine any more.
+            if let Some(mut c) = unsafe { (*p.coro.get()).take() } {
+                if c.started() && !c.done() {
+                    p.unwinding.set(true);
+                    // SAFETY: the coroutine's frames are abandoned, not unwound:
+                    // whatever they own is leaked, and nothing refers to them
+                    // (every object that could hold a pointer into the stack is
+                    // owned by one of these frames too, or leaked with them).
+                    unsafe { c.force_reset() };
+                }
+                // SAFETY: the stack cache outlives every execution.
+                unsafe { (*self.stacks).borrow_mut().push(c.into_stack()) };
+            }
+        }
+        // Process headers are leaked too: a leaked object may still hold an
+        // unparker pointing at one.
+        for p in procs {
+            if p.state.get() != PState::Done {
+                std::mem::forget(p);
+            }
+        }
+    }
+}
+
+/// The id of the running process of the checker on this thread, if any.
+pub(crate) fn current_proc() -> Option<u32> {
+    let e = current();
+    if e.is_null() {
+        return None;
+    }
+    // SAFETY: a running execution.
+    let r = unsafe { (*e).running.get() };
+    (r != u32::MAX).then_some(r)
+}

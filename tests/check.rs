@@ -1,0 +1,620 @@
+//! The checking runtime (`hoare::check`); run with `--features check`.
+//!
+//! Each test names what it proves; its comment says which deliberately broken
+//! checker it was shown to fail on (the break was made by hand in
+//! `crates/hoare-runtime/src/check/` and reverted).
+#![cfg(feature = "check")]
+
+use hoare::check::{Builder, ReportKind};
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// A sender and a receiver of `k` messages on a rendezvous channel, run by `par2`.
+fn pair(k: u32) {
+    let (tx, rx) = hoare::one2one::<u32>();
+    hoare::par2(
+        move || {
+            for i in 0..k {
+                tx.send(i).unwrap();
+            }
+        },
+        move || {
+            for i in 0..k {
+                assert_eq!(rx.recv(), Ok(i));
+            }
+        },
+    );
+}
+
+/// The interleavings of the pair differ only in whether the root's join of the
+/// receiver comes before or after its exit: 2 executions whatever `k` (a plain
+/// send and a plain receive commute).
+///
+/// Fails (4 executions at k = 1) when sends and receives on one channel are made
+/// dependent (`conflict` returns `true` for `(Send, Recv)`).
+#[test]
+fn pair_explores_two_executions_for_any_k() {
+    for k in [1, 2, 5, 20] {
+        let s = Builder::new().exhaustive().run(|| pair(k));
+        assert!(s.complete());
+        assert_eq!(s.executions(), 2, "k = {k}");
+    }
+}
+
+/// A pipeline of `stages` processes passing `msgs` messages (a producer,
+/// forwarders and a consumer, run by `par`), the consumer checking the order.
+fn pipeline(stages: usize, msgs: u32) {
+    let mut fs: Vec<hoare::ParFn<()>> = Vec::new();
+    let (tx, mut rx) = hoare::one2one::<u32>();
+    fs.push(Box::new(move || {
+        for i in 0..msgs {
+            tx.send(i).unwrap();
+        }
+    }));
+    for _ in 0..stages - 2 {
+        let (tx2, rx2) = hoare::one2one::<u32>();
+        let r = std::mem::replace(&mut rx, rx2);
+        fs.push(Box::new(move || {
+            for v in r.iter() {
+                tx2.send(v).unwrap();
+            }
+        }));
+    }
+    fs.push(Box::new(move || {
+        let got: Vec<u32> = rx.iter().collect();
+        assert_eq!(got, (0..msgs).collect::<Vec<_>>());
+    }));
+    hoare::par(fs);
+}
+
+/// The 5-stage pipeline of 5 messages: the messages commute, so the executions
+/// are the orders of the root's four joins against its children's exits (2^4).
+/// (The prototype of the design note counted 80 here: its scope count-downs
+/// were dependent on one another; here they commute.)
+///
+/// Fails (209 executions) when a process's exit conflicts with the other
+/// count-downs of its scope (`exit` records the scope with `Access::Other`).
+#[test]
+fn pipeline_of_5_stages_and_5_messages_explores_16_executions() {
+    let s = Builder::new().exhaustive().run(|| pipeline(5, 5));
+    assert!(s.complete());
+    assert_eq!(s.executions(), 16);
+}
+
+/// Two writers on an any2one channel: the reader sees both orders.
+///
+/// Fails (one order only) when two sends on one channel are made independent
+/// (`conflict` returns `false` for `(Send, Send)`).
+#[test]
+fn two_writers_on_any2one_both_orders_observed() {
+    let seen = Mutex::new(BTreeSet::new());
+    let s = Builder::new().exhaustive().run(|| {
+        let (tx, rx) = hoare::any2one::<u32>();
+        let tx2 = tx.clone();
+        let a = hoare::spawn(move || tx.send(1).unwrap());
+        let b = hoare::spawn(move || tx2.send(2).unwrap());
+        let got = (rx.recv().unwrap(), rx.recv().unwrap());
+        seen.lock().unwrap().insert(got);
+        a.join().unwrap();
+        b.join().unwrap();
+    });
+    assert!(s.complete());
+    assert_eq!(seen.into_inner().unwrap(), BTreeSet::from([(1, 2), (2, 1)]));
+}
+
+/// An alt over two channels whose senders both arrive after it blocked: either
+/// may be chosen. (Quiescent time: the root's sleep ends only once the alt has
+/// blocked, and only then are the senders let go.)
+///
+/// Fails (only the first sender's value) when neither a step on a channel of a
+/// blocked alt touches the alt's wait (the `alts_on` rule in `Exec::exec_step`)
+/// nor the step that wakes it touches its other channels (`Exec::unblock`).
+#[test]
+fn alt_with_two_late_senders_sees_both() {
+    let seen = Mutex::new(BTreeSet::new());
+    let s = Builder::new().exhaustive().quiescent_time().run(|| {
+        let (t1, r1) = hoare::one2one::<u32>();
+        let (t2, r2) = hoare::one2one::<u32>();
+        let (go1, went1) = hoare::one2one::<()>();
+        let (go2, went2) = hoare::one2one::<()>();
+        let a = hoare::spawn(move || {
+            went1.recv().unwrap();
+            let _ = t1.send(1);
+        });
+        let b = hoare::spawn(move || {
+            went2.recv().unwrap();
+            let _ = t2.send(2);
+        });
+        let alt = hoare::spawn(move || {
+            hoare::alt! {
+                recv(r1) -> v => v.unwrap(),
+                recv(r2) -> v => v.unwrap(),
+            }
+        });
+        hoare::sleep_for(Duration::from_millis(10));
+        go1.send(()).unwrap();
+        go2.send(()).unwrap();
+        seen.lock().unwrap().insert(alt.join().unwrap());
+        let _ = (a.join(), b.join());
+    });
+    assert!(s.complete());
+    assert_eq!(seen.into_inner().unwrap(), BTreeSet::from([1, 2]));
+}
+
+/// A network mixing alts, alt-to-alt communication and plain operations; its
+/// outcome: the order in which the collector got the values.
+fn mixed(out: &Mutex<BTreeSet<Vec<u32>>>) {
+    let (ta, ra) = hoare::one2one::<u32>();
+    let (tb, rb) = hoare::one2one::<u32>();
+    let (tc, rc) = hoare::one2one::<u32>();
+    let (tout, rout) = hoare::any2one::<u32>();
+    let tout2 = tout.clone();
+    hoare::par(vec![
+        Box::new(move || {
+            ta.send(1).unwrap();
+            ta.send(2).unwrap();
+        }) as hoare::ParFn<()>,
+        Box::new(move || tb.send(3).unwrap()),
+        // Sends by alt while also alting on input.
+        Box::new(move || {
+            let mut sent = false;
+            let mut got = 0;
+            while !sent || got < 2 {
+                hoare::alt! {
+                    recv(ra) if got < 2 -> v => { tout.send(v.unwrap()).unwrap(); got += 1; },
+                    send(tc, 10) if !sent -> _r => sent = true,
+                }
+            }
+        }),
+        // Alt to alt: receives by alt on tc and rb.
+        // (Each guard only until it delivered: a channel whose writer is done is
+        // poisoned, and a pri alt would choose it.)
+        Box::new(move || {
+            let (mut c, mut b) = (false, false);
+            while !(c && b) {
+                hoare::alt! {
+                    recv(rc) if !c -> v => { tout2.send(v.unwrap()).unwrap(); c = true; },
+                    recv(rb) if !b -> v => { tout2.send(v.unwrap()).unwrap(); b = true; },
+                }
+            }
+        }),
+        Box::new(move || {
+            let v: Vec<u32> = rout.iter().collect();
+            out.lock().unwrap().insert(v);
+        }),
+    ]);
+}
+
+/// Exhaustive mode finds every outcome random mode finds on the mixed network.
+///
+/// Fails (random finds an order exhaustive misses) when the race analysis adds
+/// nothing to backtrack sets (`Dpor::analyse` returns at once).
+#[test]
+fn exhaustive_outcomes_contain_random_outcomes_on_mixed_alts() {
+    let ex = Mutex::new(BTreeSet::new());
+    let rnd = Mutex::new(BTreeSet::new());
+    let s = Builder::new().exhaustive().run(|| mixed(&ex));
+    assert!(s.complete());
+    Builder::new().random(300).seed(1).run(|| mixed(&rnd));
+    Builder::new().pct(3, 300).seed(2).run(|| mixed(&rnd));
+    let (ex, rnd) = (ex.into_inner().unwrap(), rnd.into_inner().unwrap());
+    assert!(rnd.len() > 1);
+    assert!(
+        rnd.is_subset(&ex),
+        "random found {rnd:?}, exhaustive {ex:?}"
+    );
+}
+
+/// Timers fire in the order of their deadlines in every execution (time is
+/// virtual: the test takes no real time).
+///
+/// Fails when any pending timeout may fire, not only the earliest (the
+/// `d != d0` break in `Exec::enabled` removed).
+#[test]
+fn timers_fire_in_order() {
+    let s = Builder::new().exhaustive().run(|| {
+        let order = Mutex::new(Vec::new());
+        hoare::par_for([30u64, 10, 20], |ms| {
+            hoare::sleep_for(Duration::from_millis(ms));
+            order.lock().unwrap().push(ms);
+        });
+        assert_eq!(order.into_inner().unwrap(), [10, 20, 30]);
+    });
+    assert!(s.complete());
+}
+
+/// A client that retries on a timeout while the server's reply is in flight:
+/// the server blocks sending the late reply while the client blocks sending
+/// its retry.
+fn retry_client_server() {
+    let (req_tx, req_rx) = hoare::one2one::<u32>();
+    let (rep_tx, rep_rx) = hoare::one2one::<u32>();
+    let server = hoare::spawn(move || {
+        for r in req_rx.iter() {
+            if rep_tx.send(r).is_err() {
+                break;
+            }
+        }
+    });
+    for i in 0..2 {
+        req_tx.send(i).unwrap();
+        loop {
+            match rep_rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(_) => break,
+                Err(_) => req_tx.send(i).unwrap(), // retry
+            }
+        }
+    }
+    drop(req_tx);
+    server.join().unwrap();
+}
+
+/// Racing time finds the retry-while-the-reply-is-in-flight deadlock, and the
+/// report names both processes; quiescent time cannot see it.
+///
+/// Fails (no deadlock found) when a step that disables a due timeout does not
+/// put the timeout into the backtrack set (`Event::disabled` left empty) and
+/// the clock is not touched by timed operations (`CLOCK` not pushed in
+/// `RawChan::step_op`).
+#[test]
+fn timeout_race_deadlock_is_found_with_racing_time() {
+    let r = Builder::new()
+        .exhaustive()
+        .try_run(retry_client_server)
+        .unwrap_err();
+    assert_eq!(r.kind(), ReportKind::Deadlock, "{r}");
+    let text = r.to_string();
+    assert!(text.contains("root (#0): blocked in send"), "{text}");
+    assert!(text.contains("#1 (spawned at"), "{text}");
+    let s = Builder::new()
+        .exhaustive()
+        .quiescent_time()
+        .run(retry_client_server);
+    assert!(s.complete());
+}
+
+/// Replaying a report's schedule reproduces the identical report.
+///
+/// Fails when the replay takes the first enabled choice instead of the
+/// schedule's (`Replay::choose` ignores `s`).
+#[test]
+fn replay_reproduces_the_identical_report() {
+    let r = Builder::new()
+        .random(1000)
+        .seed(3)
+        .try_run(|| college(5, 1, false))
+        .unwrap_err();
+    let again = Builder::new()
+        .replay(r.schedule())
+        .try_run(|| college(5, 1, false))
+        .unwrap_err();
+    assert_eq!(r, again);
+    assert_eq!(r.to_string(), again.to_string());
+}
+
+/// A network that chooses by something outside hoare (here a counter that
+/// survives executions) is reported as not deterministic on replay.
+///
+/// Fails (reported as a deadlock, or passes) when replay does not compare the
+/// schedule's choice with the enabled set (`Replay` with `strict: false`).
+#[test]
+fn replay_reports_nondeterministic_networks() {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let net = || {
+        let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (tx, rx) = hoare::one2one::<u32>();
+        let h = hoare::spawn(move || tx.send(1).unwrap());
+        if n.is_multiple_of(2) {
+            // One run spawns one more process than the other.
+            hoare::spawn(|| ()).join().unwrap();
+        }
+        rx.recv().unwrap();
+        h.join().unwrap();
+    };
+    let first = Builder::new().random(1).seed(0).try_run(net);
+    assert!(first.is_ok());
+    let r = Builder::new()
+        .replay("0.0.2.1.0.0")
+        .try_run(net)
+        .unwrap_err();
+    assert_eq!(r.kind(), ReportKind::Nondeterminism, "{r}");
+}
+
+/// Dining philosophers: `n` philosophers, `n` forks as processes (a pick-up and
+/// a put-down channel each), `meals` meals each; with `butler`, a butler
+/// seats at most `n - 1` at a time.
+fn college(n: usize, meals: usize, butler: bool) {
+    let forks: Vec<_> = (0..n)
+        .map(|_| {
+            let up = hoare::any2one::<()>();
+            let down = hoare::any2one::<()>();
+            (up, down)
+        })
+        .collect();
+    let (sit_tx, sit_rx) = hoare::any2one::<()>();
+    let (leave_tx, leave_rx) = hoare::any2one::<()>();
+    let mut fs: Vec<hoare::ParFn<()>> = Vec::new();
+    for i in 0..n {
+        let left = (forks[i].0 .0.clone(), forks[i].1 .0.clone());
+        let right = (
+            forks[(i + 1) % n].0 .0.clone(),
+            forks[(i + 1) % n].1 .0.clone(),
+        );
+        let (sit, leave) = (sit_tx.clone(), leave_tx.clone());
+        fs.push(Box::new(move || {
+            for _ in 0..meals {
+                if butler {
+                    sit.send(()).unwrap();
+                }
+                left.0.send(()).unwrap();
+                right.0.send(()).unwrap();
+                // eat
+                left.1.send(()).unwrap();
+                right.1.send(()).unwrap();
+                if butler {
+                    leave.send(()).unwrap();
+                }
+            }
+        }));
+    }
+    drop((sit_tx, leave_tx));
+    for (up, down) in forks {
+        let (up, down) = (up.1, down.1);
+        fs.push(Box::new(move || {
+            for _ in 0..2 * meals {
+                up.recv().unwrap();
+                down.recv().unwrap();
+            }
+        }));
+    }
+    if butler {
+        fs.push(Box::new(move || {
+            let (mut seated, mut served) = (0, 0);
+            while served < n * meals {
+                hoare::alt! {
+                    recv(sit_rx) if seated < n - 1 -> _v => seated += 1,
+                    recv(leave_rx) -> _v => { seated -= 1; served += 1; },
+                }
+            }
+        }));
+    }
+    hoare::par(fs);
+}
+
+/// The classic deadlock of five philosophers is found, and reported with the
+/// wait-for cycle.
+///
+/// Fails (no deadlock found in 1,000 executions) when random mode always takes
+/// the first enabled choice (`Random::choose` returns `en[0]`).
+#[test]
+fn five_philosophers_deadlock_is_found_with_its_cycle() {
+    let r = Builder::new()
+        .random(1000)
+        .seed(1)
+        .try_run(|| college(5, 1, false))
+        .unwrap_err();
+    assert_eq!(r.kind(), ReportKind::Deadlock);
+    assert!(r.to_string().contains("wait-for cycle:"), "{r}");
+    // Exhaustive search finds it too (the first branch already).
+    let r = Builder::new().try_run(|| college(5, 1, false)).unwrap_err();
+    assert_eq!(r.kind(), ReportKind::Deadlock);
+}
+
+/// With a butler the college of 2 philosophers × 1 meal is deadlock-free in
+/// every interleaving; 5 philosophers pass random and PCT search.
+///
+/// Fails (a deadlock "found") when a step does not continue the processes it
+/// woke (`Exec::drain` skipped).
+#[test]
+fn fixed_college_passes() {
+    let s = Builder::new().exhaustive().run(|| college(2, 1, true));
+    assert!(s.complete());
+    Builder::new().random(200).run(|| college(5, 1, true));
+    Builder::new().pct(3, 200).run(|| college(5, 1, true));
+}
+
+/// A process left blocked when the root returns is reported; a failed
+/// assertion is reported as one.
+///
+/// Fails when the end of an execution does not look at blocked processes
+/// (`Exec::run` reports `Complete` whenever nothing is enabled).
+#[test]
+fn left_blocked_and_assertions_are_reported() {
+    let r = Builder::new()
+        .try_run(|| {
+            let (tx, rx) = hoare::one2one::<u32>();
+            std::mem::forget(hoare::spawn(move || {
+                let _ = rx.recv();
+            }));
+            std::mem::forget(tx);
+        })
+        .unwrap_err();
+    assert_eq!(r.kind(), ReportKind::LeftBlocked, "{r}");
+    let r = Builder::new()
+        .try_run(|| {
+            let (tx, rx) = hoare::one2one::<u32>();
+            let h = hoare::spawn(move || tx.send(1).unwrap());
+            assert_eq!(rx.recv(), Ok(2));
+            h.join().unwrap();
+        })
+        .unwrap_err();
+    assert_eq!(r.kind(), ReportKind::Assertion, "{r}");
+}
+
+/// A network that never ends: cut at an explicit `max_steps`, reported at the
+/// default limit.
+///
+/// Fails when the step limit is not checked (`Exec::run` ignores `max_steps`:
+/// the test then never ends).
+#[test]
+fn step_limit_cuts_or_reports_endless_networks() {
+    let ping = || {
+        let (tx, rx) = hoare::one2one::<u32>();
+        let h = hoare::spawn(move || while tx.send(0).is_ok() {});
+        for v in rx.iter() {
+            let _ = v;
+        }
+        h.join().unwrap();
+    };
+    let s = Builder::new().max_steps(200).run(ping);
+    assert!(s.cut() > 0);
+    assert!(!s.complete());
+    let r = Builder::new().shrink(false).try_run(ping).unwrap_err();
+    assert_eq!(r.kind(), ReportKind::StepLimit);
+}
+
+/// Barriers, scopes, timed receives and poison work inside a check, and their
+/// interleavings are counted exactly.
+///
+/// Fails (144 executions) when a barrier's sync is not a scheduling point (its
+/// `check_step!` in `BarrierEnd::sync` removed).
+#[test]
+fn barriers_scopes_and_poison_work() {
+    let s = Builder::new().exhaustive().run(|| {
+        let (_b, mut ends) = hoare::Barrier::with_enrolled(3);
+        let mut data = [0u32; 3];
+        hoare::scope(|s| {
+            for (e, d) in ends.iter_mut().zip(data.iter_mut()) {
+                let _ = s.spawn(move || {
+                    *d += 1;
+                    e.sync();
+                    *d += 1;
+                });
+            }
+        });
+        assert_eq!(data, [2, 2, 2]);
+        let (tx, rx) = hoare::one2one::<u32>();
+        let h = hoare::spawn(move || rx.recv_timeout(Duration::from_secs(1)));
+        tx.poison();
+        assert!(h.join().unwrap().is_err());
+    });
+    assert!(s.complete());
+    // The interleavings of three syncs, a timed receive racing poison, and the
+    // exits and joins.
+    assert_eq!(s.executions(), 864);
+}
+
+/// A process that loops without ever reaching a hoare operation stops the one
+/// thread: the watchdog reports it and aborts the program instead of letting
+/// the test hang. (The network runs in a child process, this test binary again.)
+///
+/// Fails (the child is killed after 20 s, still hanging) when the watchdog never
+/// fires (`Watch::new` ignores its limit).
+#[test]
+fn watchdog_reports_a_process_that_never_reaches_an_operation() {
+    const CHILD: &str = "HOARE_CHECK_WATCHDOG_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        Builder::new()
+            .watchdog(Some(Duration::from_millis(300)))
+            .run(|| {
+                let (tx, rx) = hoare::one2one::<u32>();
+                let _h = hoare::spawn(move || tx.send(1));
+                let _ = rx.recv();
+                // Computes for ever: no operation, so no other process can run.
+                loop {
+                    std::hint::spin_loop();
+                }
+            });
+        return;
+    }
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "watchdog_reports_a_process_that_never_reaches_an_operation",
+            "--nocapture",
+        ])
+        .env(CHILD, "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break Some(s);
+        }
+        if t0.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let status = status.expect("the watchdog did not fire: the check hung");
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(!status.success());
+    assert!(err.contains("hoare::check: watchdog"), "{err}");
+}
+
+/// Alting barriers, `RecvAny`, an alt's timeout guard and a `Repeat` timer work
+/// inside a check; every receiver of a `RecvAny` can win, and an alt's timeout
+/// races a late sender (racing time).
+///
+/// Fails (only `Some(5)`) when a timeout may fire only while no process is
+/// ready (`Exec::enabled` quiescent whatever the builder says).
+#[test]
+fn alting_barriers_recv_any_and_alt_timeouts_work() {
+    let s = Builder::new().run(|| {
+        let (_b, mut ends) = hoare::AltingBarrier::with_enrolled(2);
+        let mut e2 = ends.pop().unwrap();
+        let mut e1 = ends.pop().unwrap();
+        let h = hoare::spawn(move || e2.sync());
+        e1.sync();
+        h.join().unwrap();
+    });
+    assert!(s.complete());
+
+    let seen = Mutex::new(BTreeSet::new());
+    Builder::new().run(|| {
+        let chans: Vec<_> = (0..3).map(|_| hoare::one2one::<u32>()).collect();
+        let mut rxs = Vec::new();
+        let mut hs = Vec::new();
+        for (i, (tx, rx)) in chans.into_iter().enumerate() {
+            rxs.push(rx);
+            hs.push(hoare::spawn(move || {
+                let _ = tx.send(i as u32);
+            }));
+        }
+        let mut any = hoare::RecvAny::new(&rxs);
+        let (i, v) = any.select();
+        seen.lock().unwrap().insert((i, v.unwrap()));
+        drop(any);
+        drop(rxs);
+        for h in hs {
+            h.join().unwrap();
+        }
+    });
+    assert_eq!(
+        seen.into_inner().unwrap(),
+        BTreeSet::from([(0, 0), (1, 1), (2, 2)])
+    );
+
+    let seen = Mutex::new(BTreeSet::new());
+    Builder::new().run(|| {
+        let (tx, rx) = hoare::one2one::<u32>();
+        let h = hoare::spawn(move || {
+            let _ = tx.send_timeout(5, Duration::from_millis(50));
+        });
+        let got = hoare::alt! {
+            recv(rx) -> v => v.ok(),
+            after(Duration::from_millis(10)) => None,
+        };
+        seen.lock().unwrap().insert(got);
+        drop(rx);
+        h.join().unwrap();
+    });
+    assert_eq!(seen.into_inner().unwrap(), BTreeSet::from([None, Some(5)]));
+
+    let s = Builder::new().run(|| {
+        let t0 = hoare::core::park::now();
+        let mut r = hoare::Repeat::new(Duration::from_millis(5));
+        for _ in 0..3 {
+            hoare::timer::Timer::sleep(&mut r);
+        }
+        // Virtual time: exactly three periods passed.
+        assert_eq!(hoare::core::park::now() - t0, Duration::from_millis(15));
+    });
+    assert!(s.complete());
+}
