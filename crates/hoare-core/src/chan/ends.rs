@@ -226,6 +226,51 @@ impl<T, S: Sharing> Sender<T, S> {
     pub fn same_channel<S2: Sharing>(&self, other: &Receiver<T, S2>) -> bool {
         std::ptr::eq(&*self.chan, &*other.chan)
     }
+
+    /// The number of items buffered in the channel now: always 0 on a rendezvous
+    /// channel (see also [`capacity`](Self::capacity)). Another process may change
+    /// it at once; use it for monitoring, not to decide whether an operation will
+    /// block (the `try_*` forms do that).
+    ///
+    /// ```
+    /// use hoare_core::chan::Channel;
+    ///
+    /// let (tx, rx) = Channel::builder().bounded(4).one2one();
+    /// tx.send(1).unwrap();
+    /// tx.send(2).unwrap();
+    /// assert_eq!((tx.len(), tx.is_empty(), tx.is_full()), (2, false, false));
+    /// assert_eq!(tx.capacity(), Some(4));
+    /// ```
+    pub fn len(&self) -> usize {
+        self.chan.len()
+    }
+
+    /// Whether the channel's buffer is empty now (always, on a rendezvous
+    /// channel).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the buffer is at its capacity now: a bounded channel's `send`
+    /// would block, an overwriting one's would drop its oldest item. Always
+    /// `true` on a rendezvous channel (capacity 0), never on an unbounded one.
+    pub fn is_full(&self) -> bool {
+        self.capacity().is_some_and(|c| self.len() >= c)
+    }
+
+    /// The capacity of the channel's buffer: `Some(0)` for a rendezvous channel,
+    /// `Some(n)` for a bounded or overwriting channel of `n`, `None` for an
+    /// unbounded one.
+    ///
+    /// ```
+    /// use hoare_core::chan::{one2one, Channel};
+    ///
+    /// assert_eq!(one2one::<u8>().0.capacity(), Some(0));
+    /// assert_eq!(Channel::builder().unbounded().one2one::<u8>().1.capacity(), None);
+    /// ```
+    pub fn capacity(&self) -> Option<usize> {
+        self.chan.capacity()
+    }
 }
 
 impl<T, S: Sharing> Receiver<T, S> {
@@ -370,6 +415,54 @@ impl<T, S: Sharing> Receiver<T, S> {
     /// [`alt!`](crate::alt!) macro calls this).
     pub fn raw(&self) -> &RawChan<T> {
         &self.chan
+    }
+
+    /// The number of items buffered in the channel now: always 0 on a rendezvous
+    /// channel (see also [`capacity`](Self::capacity)). Another process may change
+    /// it at once; use it for monitoring, not to decide whether an operation will
+    /// block (the `try_*` forms do that).
+    ///
+    /// ```
+    /// use hoare_core::chan::Channel;
+    ///
+    /// let (tx, rx) = Channel::builder().bounded(4).one2one();
+    /// tx.send(1).unwrap();
+    /// tx.send(2).unwrap();
+    /// assert_eq!((rx.len(), rx.is_empty(), rx.is_full()), (2, false, false));
+    /// rx.recv().unwrap();
+    /// rx.recv().unwrap();
+    /// assert!(rx.is_empty());
+    /// assert_eq!(rx.capacity(), Some(4));
+    /// ```
+    pub fn len(&self) -> usize {
+        self.chan.len()
+    }
+
+    /// Whether the channel's buffer is empty now (always, on a rendezvous
+    /// channel).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the buffer is at its capacity now: a bounded channel's `send`
+    /// would block, an overwriting one's would drop its oldest item. Always
+    /// `true` on a rendezvous channel (capacity 0), never on an unbounded one.
+    pub fn is_full(&self) -> bool {
+        self.capacity().is_some_and(|c| self.len() >= c)
+    }
+
+    /// The capacity of the channel's buffer: `Some(0)` for a rendezvous channel,
+    /// `Some(n)` for a bounded or overwriting channel of `n`, `None` for an
+    /// unbounded one.
+    ///
+    /// ```
+    /// use hoare_core::chan::{one2one, Channel};
+    ///
+    /// assert_eq!(one2one::<u8>().0.capacity(), Some(0));
+    /// assert_eq!(Channel::builder().unbounded().one2one::<u8>().1.capacity(), None);
+    /// ```
+    pub fn capacity(&self) -> Option<usize> {
+        self.chan.capacity()
     }
 }
 
