@@ -122,7 +122,7 @@ fn scope_borrows_and_joins() {
         hoare::scope(|s| {
             for x in data.iter_mut() {
                 let total = &total;
-                let _ = s.spawn(move || {
+                s.spawn(move || {
                     hoare::yield_now();
                     *x *= 10;
                     total.fetch_add(1, Ordering::SeqCst);
@@ -350,7 +350,7 @@ fn shutdown_unwinds_blocked_scopes_children_first() {
             hoare::scope(|s| {
                 for _ in 0..100 {
                     let (g, st, s2, local) = (g.clone(), st.clone(), s2.clone(), &local);
-                    let _ = s.spawn(move || {
+                    s.spawn(move || {
                         let _t = Touch(local, s2);
                         st.fetch_add(1, Ordering::SeqCst);
                         g.wait();
