@@ -325,9 +325,10 @@ impl<'a, R> Alt<'a, R> {
     }
 
     /// A timeout guard. `timer` is any [`Timer`]: a `Duration` (relative), an
-    /// `Instant` (absolute), or `&mut` an [`Egg`](crate::timer::Egg),
-    /// [`Repeat`](crate::timer::Repeat) or [`Date`](crate::timer::Date) (pass a
-    /// timer you keep across alts by `&mut`, so that a `Repeat` advances). Its
+    /// `Instant` (absolute), an [`Egg`](crate::timer::Egg) or a
+    /// [`Date`](crate::timer::Date) (stateless: by value), or `&mut` a
+    /// [`Repeat`](crate::timer::Repeat) kept across alts, so that it advances (a
+    /// `Repeat` is not `Copy`: by value it would be moved into this alt). Its
     /// deadline is asked for when the alt starts; it is told it fired only if this
     /// guard is chosen.
     pub fn timeout<Tm: Timer + 'a>(&mut self, timer: Tm, f: impl FnOnce() -> R + 'a) -> &mut Self {

@@ -10,7 +10,7 @@
 ///     recv(rx) if cond -> v => body,       // with a precondition
 ///     recv(rx) => body,                    // value dropped
 ///     send(tx, value) -> r => body,        // r: Result<(), SendError<T>>
-///     after(timer) => body,                // any Timer: Duration, Instant, &mut Egg/Repeat/Date
+///     after(timer) => body,                // any Timer: Duration, Instant, Egg, Date, &mut Repeat
 ///     skip => body,                        // only if no other guard is ready
 ///     barrier(&mut end) => body,           // an AltingBarrierEnd
 /// }

@@ -23,8 +23,10 @@
 //! [`Egg`](crate::timer::Egg) (or a `Duration`) restarts on every alt, a
 //! [`Repeat`](crate::timer::Repeat) advances one period per firing and never
 //! restarts, and a [`Date`](crate::timer::Date) (or an `Instant`) stays expired.
-//! Pass a timer that lives across alts by `&mut` (`after(&mut tick)`): a
-//! `Repeat` is `Copy`, and a copy that fires does not advance the original.
+//! Pass a timer that lives across alts by `&mut` (`after(&mut tick)`); a
+//! [`Repeat`](crate::timer::Repeat) is not `Copy`, so `after(tick)` in a loop
+//! does not compile (it would move the timer into the first alt), while the
+//! stateless `Duration`, `Instant`, `Egg` and `Date` are passed by value.
 //!
 //! An alt that chooses `skip`, or a timeout that had expired before the alt began,
 //! has polled: it spends the process's
@@ -50,7 +52,7 @@
 //!     recv(rx) => body,                    // the value is dropped
 //!     send(tx, value) -> r => body,        // r: Result<(), SendError<T>>
 //!     send(tx, value) if cond => body,
-//!     after(timer) => body,                // timer: Duration, Instant, &mut Egg/Repeat/Date…
+//!     after(timer) => body,                // timer: Duration, Instant, Egg, Date, &mut Repeat…
 //!     after(timer) if cond => body,
 //!     skip => body,
 //!     skip if cond => body,
