@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 /// reference (an alt's timeout guard, a sleep, a timed channel operation).
 pub struct TimerHandle(Kind);
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Kind {
     Egg(Egg),
     Repeat(Repeat),
