@@ -175,12 +175,12 @@ pub(super) fn timer_date_after(ns: u64) -> Box<TimerHandle> {
 }
 
 pub(super) fn timer_clone(t: &TimerHandle) -> Box<TimerHandle> {
-    boxed(t.0)
+    boxed(t.0.clone())
 }
 
 pub(super) fn timer_deadline(t: &TimerHandle) -> i64 {
     // A copy: no timer changes state when asked for its deadline.
-    steady_of(TimerHandle(t.0).deadline())
+    steady_of(TimerHandle(t.0.clone()).deadline())
 }
 
 pub(super) fn timer_fired(t: &mut TimerHandle) {
