@@ -6,7 +6,7 @@ use hoare_core::alt::{Alt, Fair};
 use hoare_core::chan::{
     any2any, any2one, one2any, one2one, Channel, Receiver, RecvError, SendError, Sender,
 };
-use hoare_core::timer::{Date, Egg, Repeat, Timer};
+use hoare_core::timer::{Date, Egg, Repeat};
 use hoare_core::{alt, fair_alt, pri_alt};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
