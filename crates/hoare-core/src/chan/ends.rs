@@ -28,6 +28,36 @@ pub trait Sharing: sealed::Sealed + Send + Sync + 'static {
 }
 
 /// An exclusive end: exactly one process uses it; it cannot be cloned.
+///
+/// # Why `One` ends are `Sync`
+/// A `Sender<T, One>` (or `Receiver<T, One>`) is `Sync`, so a reference to it can
+/// reach another process. That is deliberate: the type enforces that the end
+/// cannot be *cloned*, and leaves "one process at a time" to the borrow, because
+/// the idiom that needs it is occam's `PAR` of communications on ends the parent
+/// owns, where each branch borrows one end while the parent waits for both:
+///
+/// ```
+/// use hoare_core::chan::one2one;
+///
+/// let (a, ra) = one2one::<u32>();
+/// let (b, rb) = one2one::<u32>();
+/// let readers = std::thread::spawn(move || (ra.recv(), rb.recv()));
+/// std::thread::scope(|s| {
+///     // Each branch borrows one `One` end: this needs `&Sender<u32, One>: Send`,
+///     // that is `Sender<u32, One>: Sync`.
+///     s.spawn(|| a.send(1).unwrap());
+///     s.spawn(|| b.send(2).unwrap());
+/// });
+/// assert_eq!(readers.join().unwrap(), (Ok(1), Ok(2)));
+/// ```
+///
+/// (hoare's `par2(|| a.send(v), || b.send(v))` and its scopes are the same
+/// pattern; the CommsTime benchmark's parallel delta is written so.) Making the
+/// ends `!Sync` would forbid this without preventing the misuse it aims at: two
+/// processes can still use one end in turn by moving it. Using one end from two
+/// processes at once is not unsafe either: every operation takes the channel's
+/// lock, and the end then behaves like an [`Any`] end (its parties are served in
+/// FIFO order). See `docs/semantics.md#channels`.
 #[derive(Debug, Clone, Copy)]
 pub struct One;
 
