@@ -578,3 +578,88 @@ fn send_guard_with_extended_reader() {
     );
     assert_eq!(t.join().unwrap(), Ok(11));
 }
+
+/// Merges writer threads that stop (and poison) at different times, in both
+/// forms of the idiom that drops a done channel's guard; every value arrives once
+/// and the loop ends after the last channel is done (a guard left on a done
+/// channel would be chosen for ever and the loop would never end).
+#[test]
+fn alt_loops_drop_guards_of_done_channels() {
+    for builder in [false, true] {
+        for buffered in [false, true] {
+            let mk = || {
+                if buffered {
+                    Channel::builder().bounded(3).one2one::<u64>()
+                } else {
+                    one2one::<u64>()
+                }
+            };
+            let (chans, writers): (Vec<_>, Vec<_>) = (0..3u64)
+                .map(|k| {
+                    let (tx, rx) = mk();
+                    let t = thread::spawn(move || {
+                        for i in 0..(50 * (k + 1)) {
+                            tx.send(k * 1000 + i).unwrap();
+                        }
+                        // Dropping `tx` poisons from the writing side.
+                    });
+                    (rx, t)
+                })
+                .unzip();
+            let (a, b, c) = (&chans[0], &chans[1], &chans[2]);
+            let (mut got, mut poisons, mut rounds) = (Vec::new(), 0, 0);
+            loop {
+                rounds += 1;
+                assert!(rounds < 100_000, "the alt loop never ended");
+                let r = if builder {
+                    let mut alt = Alt::new();
+                    alt.recv_open(a, |v| v.ok());
+                    alt.recv_open(b, |v| v.ok());
+                    alt.recv_open(c, |v| v.ok());
+                    match alt.try_select() {
+                        Some(f) => f.output,
+                        None => break,
+                    }
+                } else {
+                    alt! {
+                        recv(a) if a.is_open() -> v => v.ok(),
+                        recv(b) if b.is_open() -> v => v.ok(),
+                        recv(c) if c.is_open() -> v => v.ok(),
+                        skip if !a.is_open() && !b.is_open() && !c.is_open() => break,
+                    }
+                };
+                match r {
+                    Some(v) => got.push(v),
+                    None => poisons += 1,
+                }
+            }
+            writers.into_iter().for_each(|t| t.join().unwrap());
+            got.sort();
+            let want: Vec<u64> = (0..3u64)
+                .flat_map(|k| (0..50 * (k + 1)).map(move |i| k * 1000 + i))
+                .collect();
+            assert_eq!(got, want);
+            assert!(poisons <= 3, "a done channel's guard was offered again");
+            assert!(chans.iter().all(|rx| !rx.is_open()));
+        }
+    }
+}
+
+#[test]
+fn try_select_without_enabled_guards_is_none() {
+    let (tx, rx) = one2one::<u8>();
+    let mut alt: Alt<'_, u8> = Alt::new();
+    alt.when(false).recv(&rx, |_| 1);
+    assert!(alt.try_select().is_none());
+    drop(tx);
+    let mut alt: Alt<'_, u8> = Alt::new();
+    alt.recv_open(&rx, |_| 1);
+    assert!(
+        alt.try_select().is_none(),
+        "a done channel's guard is dropped"
+    );
+    let mut fair = Fair::new();
+    let mut alt: Alt<'_, u8> = Alt::new();
+    alt.recv(&rx, |r| r.map_or(2, |_| 3));
+    assert_eq!(alt.try_select_fair(&mut fair).map(|f| f.output), Some(2));
+}

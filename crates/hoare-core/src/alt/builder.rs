@@ -1,7 +1,7 @@
 //! [`Alt`]: the builder form, for a set of guards known only at run time.
 
 use super::barrier::{AltingBarrierEnd, BarrierCase};
-use super::case::{Case, RecvCase, SendCase, SkipCase, TimeoutCase};
+use super::case::{Case, Kind, RecvCase, SendCase, SkipCase, TimeoutCase};
 use super::engine::CaseSet;
 use super::Fair;
 use crate::chan::{Receiver, RecvError, SendError, Sender, Sharing};
@@ -259,6 +259,22 @@ impl<'a, R> Alt<'a, R> {
         self
     }
 
+    /// A receive guard on `rx` that is dropped once its channel is done: as
+    /// [`recv`](Self::recv) with the precondition [`rx.is_open()`](Receiver::is_open)
+    /// (and'ed with a [`when`](Self::when) set before). A poisoned channel's guard
+    /// is otherwise ready for ever; with this one `f` sees the poison once, and an
+    /// alt loop built anew each time ends with [`try_select`](Self::try_select)
+    /// once every guard is dropped (see
+    /// [the alt loop idiom](crate::alt#ending-an-alt-loop-on-poison)).
+    pub fn recv_open<T: 'a, S: Sharing>(
+        &mut self,
+        rx: &'a Receiver<T, S>,
+        f: impl FnOnce(Result<T, RecvError>) -> R + 'a,
+    ) -> &mut Self {
+        let on = self.cond && rx.is_open();
+        self.when(on).recv(rx, f)
+    }
+
     /// A replicated receive guard: one receive per end of `rxs` (ProXC++'s
     /// `recv_for`); `f` gets the element's index and the value, or the poison.
     pub fn recv_for<T: 'a, S: Sharing, I>(
@@ -381,6 +397,50 @@ impl<'a, R> Alt<'a, R> {
     /// replicated guard counts as a guard of its own.
     pub fn select_fair(&mut self, fair: &mut Fair) -> Fired<R> {
         self.run(|cases| fair.__select(cases))
+    }
+
+    /// Like [`select`](Self::select), but `None` instead of a panic when no guard
+    /// is enabled: the end of an alt loop whose guards drop out once their
+    /// channels are done ([`recv_open`](Self::recv_open), or preconditions set
+    /// with [`when`](Self::when)).
+    ///
+    /// ```
+    /// use hoare_core::alt::Alt;
+    /// use hoare_core::chan::Channel;
+    ///
+    /// let (ta, a) = Channel::builder().bounded(4).one2one::<u32>();
+    /// let (tb, b) = Channel::builder().bounded(4).one2one::<u32>();
+    /// (1..=3).for_each(|i| ta.send(i).unwrap());
+    /// tb.send(10).unwrap();
+    /// drop((ta, tb)); // both writers are gone: their items stay to be read
+    /// let mut sum = 0;
+    /// // The loop: each guard drops out once its channel is done; the loop ends
+    /// // when none is left.
+    /// loop {
+    ///     let mut alt = Alt::new();
+    ///     alt.recv_open(&a, |v| v.unwrap_or(0));
+    ///     alt.recv_open(&b, |v| v.unwrap_or(0));
+    ///     let Some(fired) = alt.try_select() else { break };
+    ///     sum += fired.output;
+    /// }
+    /// assert_eq!(sum, 16);
+    /// ```
+    pub fn try_select(&mut self) -> Option<Fired<R>> {
+        self.any_enabled().then(|| self.select())
+    }
+
+    /// [`try_select`](Self::try_select) with the **fair** policy.
+    pub fn try_select_fair(&mut self, fair: &mut Fair) -> Option<Fired<R>> {
+        self.any_enabled().then(|| self.select_fair(fair))
+    }
+
+    /// Whether some guard is enabled (its precondition held).
+    fn any_enabled(&mut self) -> bool {
+        let mut cases: Vec<&mut (dyn Case + 'a)> = Vec::new();
+        for g in self.guards.iter_mut() {
+            g.push_cases(&mut cases);
+        }
+        cases.iter().any(|c| c.kind() != Kind::Off)
     }
 
     fn run(&mut self, sel: impl FnOnce(&mut [&mut (dyn Case + 'a)]) -> usize) -> Fired<R> {

@@ -93,6 +93,39 @@
 //! # Ok::<(), RecvError>(())
 //! ```
 //!
+//! # Ending an alt loop on poison
+//! A guard on a poisoned channel is ready for ever (it reports the poison), so a
+//! loop that merges several channels must stop offering a channel once it is
+//! done, and end when none is left. [`Receiver::is_open`](crate::chan::Receiver::is_open)
+//! (poisoned and nothing left to read: `false`, for good) and
+//! [`Sender::is_open`](crate::chan::Sender::is_open) are that precondition; a
+//! last `skip` guard, enabled only when every channel is done, ends the loop
+//! (it cannot be chosen while a guard is enabled: a channel that closed after
+//! its precondition was evaluated has a ready guard, which is chosen first):
+//!
+//! ```
+//! use hoare_core::alt;
+//! use hoare_core::chan::Channel;
+//!
+//! let (ta, a) = Channel::builder().bounded(4).one2one::<u32>();
+//! let (tb, b) = Channel::builder().bounded(4).one2one::<u32>();
+//! (1..=3).for_each(|i| ta.send(i).unwrap());
+//! tb.send(10).unwrap();
+//! drop((ta, tb)); // the writers are done
+//! let mut sum = 0;
+//! loop {
+//!     alt! {
+//!         recv(a) if a.is_open() -> v => sum += v.unwrap_or(0),
+//!         recv(b) if b.is_open() -> v => sum += v.unwrap_or(0),
+//!         skip if !a.is_open() && !b.is_open() => break,
+//!     }
+//! }
+//! assert_eq!(sum, 16);
+//! ```
+//!
+//! The builder form drops such a guard itself ([`Alt::recv_open`]) and ends the
+//! loop with [`Alt::try_select`], which returns `None` when no guard is left.
+//!
 //! # The builder form
 //! [`Alt`] takes any number of guards, replicated guards over iterators of ends
 //! ([`Alt::recv_for`], [`Alt::send_for`]), and a handler per guard; it returns

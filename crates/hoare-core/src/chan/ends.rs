@@ -233,6 +233,22 @@ impl<T, S: Sharing> Sender<T, S> {
         self.chan.is_poisoned()
     }
 
+    /// Whether a send on this end may still deliver: the channel is not poisoned.
+    /// Once `false`, it stays `false`. The precondition that drops a send guard
+    /// from an alt loop once its channel is poisoned (see
+    /// [the alt loop idiom](crate::alt#ending-an-alt-loop-on-poison)):
+    /// `send(tx, v) if tx.is_open() => …`.
+    ///
+    /// ```
+    /// let (tx, rx) = hoare_core::chan::one2one::<u8>();
+    /// assert!(tx.is_open());
+    /// drop(rx); // poisons from the reading side
+    /// assert!(!tx.is_open());
+    /// ```
+    pub fn is_open(&self) -> bool {
+        !self.chan.is_poisoned()
+    }
+
     /// This end, made non-poisonable: its [`poison`](Self::poison) does nothing.
     /// (Dropping the last end of a side still poisons, or the other side could wait
     /// for ever.)
@@ -428,6 +444,30 @@ impl<T, S: Sharing> Receiver<T, S> {
     /// may still hold items for this end).
     pub fn is_poisoned(&self) -> bool {
         self.chan.is_poisoned()
+    }
+
+    /// Whether a receive on this end may still deliver a value: the channel is not
+    /// poisoned, or it is but still buffers items (writer-side poison leaves them
+    /// for the readers). Once `false` it stays `false`: every later receive reports
+    /// the poison. The precondition that drops a receive guard from an alt loop
+    /// once its channel is done (a poisoned guard is otherwise ready for ever; see
+    /// [the alt loop idiom](crate::alt#ending-an-alt-loop-on-poison)):
+    /// `recv(rx) if rx.is_open() -> v => …`.
+    ///
+    /// ```
+    /// use hoare_core::chan::Channel;
+    ///
+    /// let (tx, rx) = Channel::builder().bounded(2).one2one::<u8>();
+    /// tx.send(1).unwrap();
+    /// drop(tx); // poisons from the writing side: the item stays for the reader
+    /// assert!(rx.is_poisoned() && rx.is_open());
+    /// assert_eq!(rx.recv(), Ok(1));
+    /// assert!(!rx.is_open());
+    /// ```
+    pub fn is_open(&self) -> bool {
+        // Poison is final and no item enters a poisoned channel, so "poisoned and
+        // empty" stays true once seen.
+        !(self.chan.is_poisoned() && self.chan.len() == 0)
     }
 
     /// This end, made non-poisonable: its [`poison`](Self::poison) does nothing.
