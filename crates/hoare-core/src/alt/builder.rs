@@ -4,7 +4,10 @@ use super::barrier::{AltingBarrierEnd, BarrierCase};
 use super::case::{Case, Kind, RecvCase, SendCase, SkipCase, TimeoutCase};
 use super::engine::CaseSet;
 use super::Fair;
-use crate::chan::{Receiver, RecvError, SendError, Sender, Sharing};
+use crate::chan::broadcast::{BcastRecvCase, BcastSendCase};
+use crate::chan::{
+    BroadcastReceiver, BroadcastSender, Receiver, RecvError, SendError, Sender, Sharing,
+};
 use crate::timer::Timer;
 use std::fmt;
 use std::marker::PhantomData;
@@ -95,6 +98,51 @@ impl<'a, T, R, F: FnOnce(usize, Result<(), SendError<T>>) -> R> Guard<'a, R>
         let v = self.cases.get_mut(element).and_then(|c| c.take_unsent());
         // SAFETY: `Alt::take_unsent` passes an `Option<T>` of this guard's `T` (the
         // key was made by this alt for this guard).
+        unsafe { *(out as *mut Option<T>) = v };
+    }
+}
+
+struct BcastRecvGuard<'a, T, F> {
+    case: BcastRecvCase<'a, T>,
+    f: Option<F>,
+}
+
+impl<'a, T: Clone, R, F: FnOnce(Result<T, RecvError>) -> R> Guard<'a, R>
+    for BcastRecvGuard<'a, T, F>
+{
+    fn push_cases<'s>(&'s mut self, out: &mut Vec<&'s mut (dyn Case + 'a)>) {
+        out.push(&mut self.case);
+    }
+    fn finish(&mut self, _element: usize) -> R {
+        let r = self
+            .case
+            .take_chosen()
+            .expect("hoare: the chosen receive guard has no result");
+        (self.f.take().expect("hoare: an Alt guard fired twice"))(r)
+    }
+}
+
+struct BcastSendGuard<'a, T, F> {
+    case: BcastSendCase<'a, T>,
+    f: Option<F>,
+}
+
+impl<'a, T: Clone, R, F: FnOnce(Result<(), SendError<T>>) -> R> Guard<'a, R>
+    for BcastSendGuard<'a, T, F>
+{
+    fn push_cases<'s>(&'s mut self, out: &mut Vec<&'s mut (dyn Case + 'a)>) {
+        out.push(&mut self.case);
+    }
+    fn finish(&mut self, _element: usize) -> R {
+        let r = self
+            .case
+            .take_chosen()
+            .expect("hoare: the chosen send guard has no result");
+        (self.f.take().expect("hoare: an Alt guard fired twice"))(r)
+    }
+    fn take_unsent(&mut self, _element: usize, out: *mut ()) {
+        let v = self.case.take_unsent();
+        // SAFETY: as for `SendGuard`.
         unsafe { *(out as *mut Option<T>) = v };
     }
 }
@@ -338,6 +386,68 @@ impl<'a, R> Alt<'a, R> {
             guard,
             _t: PhantomData,
         }
+    }
+
+    /// A receive guard on a broadcast reader end
+    /// ([`BroadcastReceiver`](crate::chan::BroadcastReceiver)); `f` gets the value,
+    /// or the poison.
+    ///
+    /// ```
+    /// use hoare_core::alt::Alt;
+    /// use hoare_core::chan::broadcast_bounded;
+    /// use std::time::Duration;
+    ///
+    /// let (tx, rx) = broadcast_bounded::<u32>(1);
+    /// tx.send(3).unwrap();
+    /// let mut alt = Alt::new();
+    /// alt.bcast_recv(&rx, |v| v.unwrap());
+    /// alt.timeout(Duration::from_millis(10), || 0);
+    /// assert_eq!(alt.select().output, 3);
+    /// ```
+    pub fn bcast_recv<T: Clone + 'a>(
+        &mut self,
+        rx: &'a BroadcastReceiver<T>,
+        f: impl FnOnce(Result<T, RecvError>) -> R + 'a,
+    ) -> &mut Self {
+        let on = self.take_cond();
+        let g = BcastRecvGuard {
+            case: rx.__alt_recv_case(on),
+            f: Some(f),
+        };
+        self.push(Box::new(g), 1);
+        self
+    }
+
+    /// A send guard of `value` on a broadcast's writer
+    /// ([`BroadcastSender`](crate::chan::BroadcastSender)): ready when the broadcast
+    /// has room (rendezvous: the previous value was taken by every reader); once
+    /// chosen on a rendezvous broadcast, the alt returns when every reader has
+    /// taken the value. `f` gets `Ok(())`, or the poison with the value; the key
+    /// gives the value back if another guard is chosen.
+    ///
+    /// ```
+    /// use hoare_core::alt::Alt;
+    /// use hoare_core::chan::broadcast_bounded;
+    ///
+    /// let (tx, rx) = broadcast_bounded::<u32>(1);
+    /// let mut alt = Alt::new();
+    /// alt.bcast_send(&tx, 9, |r| r.is_ok());
+    /// assert!(alt.select().output);
+    /// assert_eq!(rx.recv(), Ok(9));
+    /// ```
+    pub fn bcast_send<T: Clone + 'a>(
+        &mut self,
+        tx: &'a BroadcastSender<T>,
+        value: T,
+        f: impl FnOnce(Result<(), SendError<T>>) -> R + 'a,
+    ) -> SendKey<T> {
+        let on = self.take_cond();
+        let g = BcastSendGuard {
+            case: tx.__alt_send_case(Some(value).filter(|_| on)),
+            f: Some(f),
+        };
+        let guard = self.push(Box::new(g), 1);
+        self.send_key(guard)
     }
 
     /// A timeout guard. `timer` is any [`Timer`]: a `Duration` (relative), an

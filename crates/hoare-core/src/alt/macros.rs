@@ -191,15 +191,11 @@ macro_rules! __alt_expand {
 #[macro_export]
 macro_rules! __alt_case {
     (recv ($rx:expr) $cond:tt) => {
-        $crate::alt::RecvCase::new(if $crate::alt::__enabled $cond {
-            ::core::option::Option::Some($rx.raw())
-        } else {
-            ::core::option::Option::None
-        })
+        $rx.__alt_recv_case($crate::alt::__enabled $cond)
     };
     (send ($tx:expr, $v:expr) $cond:tt) => {
-        $crate::alt::SendCase::new(if $crate::alt::__enabled $cond {
-            ::core::option::Option::Some(($tx.raw(), $v))
+        $tx.__alt_send_case(if $crate::alt::__enabled $cond {
+            ::core::option::Option::Some($v)
         } else {
             ::core::option::Option::None
         })

@@ -268,6 +268,14 @@ impl<T, S: Sharing> Sender<T, S> {
         &self.chan
     }
 
+    /// The send guard the [`alt!`](crate::alt!) macro makes (`None`: its
+    /// precondition is false).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn __alt_send_case(&self, value: Option<T>) -> crate::alt::SendCase<'_, T> {
+        crate::alt::SendCase::new(value.map(|v| (&*self.chan, v)))
+    }
+
     /// Whether `self` and `other` are ends of the same channel.
     pub fn same_channel<S2: Sharing>(&self, other: &Receiver<T, S2>) -> bool {
         std::ptr::eq(&*self.chan, &*other.chan)
@@ -485,6 +493,14 @@ impl<T, S: Sharing> Receiver<T, S> {
     /// [`alt!`](crate::alt!) macro calls this).
     pub fn raw(&self) -> &RawChan<T> {
         &self.chan
+    }
+
+    /// The receive guard the [`alt!`](crate::alt!) macro makes (`on`: its
+    /// precondition).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn __alt_recv_case(&self, on: bool) -> crate::alt::RecvCase<'_, T> {
+        crate::alt::RecvCase::new(if on { Some(&*self.chan) } else { None })
     }
 
     /// The number of items buffered in the channel now: always 0 on a rendezvous

@@ -12,6 +12,7 @@
 
 mod alt;
 mod barrier;
+mod broadcast;
 mod cancel;
 mod chan;
 mod sched;
