@@ -663,3 +663,86 @@ fn try_select_without_enabled_guards_is_none() {
     alt.recv(&rx, |r| r.map_or(2, |_| 3));
     assert_eq!(alt.try_select_fair(&mut fair).map(|f| f.output), Some(2));
 }
+
+/// `recv_with` guards (macro and builder): the closure runs with the writer still
+/// held, on the fast path (writer first) and the passive one (the alt waits
+/// first), on rendezvous and bounded channels; poison and panics release it.
+#[test]
+fn extended_rendezvous_after_an_alt_choice() {
+    for writer_first in [true, false] {
+        for builder in [false, true] {
+            let (tx, rx) = one2one::<u32>();
+            let released = Arc::new(AtomicUsize::new(0));
+            let r2 = released.clone();
+            let w = thread::spawn(move || {
+                tx.send(5).unwrap();
+                r2.store(1, Ordering::SeqCst);
+            });
+            if writer_first {
+                thread::sleep(ms(20));
+            }
+            let held = |v: u32| {
+                thread::sleep(ms(20));
+                // The writer is still blocked in its send.
+                assert_eq!(
+                    released.load(Ordering::SeqCst),
+                    0,
+                    "the writer was released early"
+                );
+                v * 2
+            };
+            let got = if builder {
+                let mut alt = Alt::new();
+                alt.recv_with(&rx, |r| r.map(held));
+                alt.timeout(ms(5000), || Err(RecvError::Poisoned));
+                alt.select().output
+            } else {
+                alt! {
+                    recv_with(rx, held) -> r => r,
+                    after(ms(5000)) => Err(RecvError::Poisoned),
+                }
+            };
+            assert_eq!(got, Ok(10));
+            w.join().unwrap();
+            assert_eq!(released.load(Ordering::SeqCst), 1);
+        }
+    }
+
+    // Bounded: the item keeps its place while the closure runs.
+    let (tx, rx) = Channel::builder().bounded(1).one2one::<u32>();
+    tx.send(1).unwrap();
+    let got = alt! {
+        recv_with(rx, |v| (v, tx.try_send(2).is_err())) -> r => r,
+        skip => panic!("the item is there"),
+    };
+    assert_eq!(got, Ok((1, true)));
+    tx.try_send(2).unwrap(); // the place is free again
+
+    // Poison: the closure does not run.
+    let (tx, rx) = one2one::<u32>();
+    tx.poison();
+    let got: Result<u32, _> = alt! { recv_with(rx, |_v| panic!("no value")) -> r => r };
+    assert_eq!(got, Err(RecvError::Poisoned));
+
+    // A closure that panics releases the writer.
+    let (tx, rx) = one2one::<u32>();
+    let w = thread::spawn(move || tx.send(3));
+    let p = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        alt! { recv_with(rx, |_v| panic!("boom")) -> _r => () }
+    }));
+    assert!(p.is_err());
+    assert!(
+        w.join().unwrap().is_ok(),
+        "the writer stays released with success"
+    );
+
+    // Not chosen: nothing taken.
+    let (tx, rx) = Channel::builder().bounded(1).one2one::<u32>();
+    let got = alt! {
+        skip => 0,
+        recv_with(rx, |v| v) -> _r => 1,
+    };
+    assert_eq!(got, 0);
+    tx.send(9).unwrap();
+    assert_eq!(rx.recv(), Ok(9));
+}

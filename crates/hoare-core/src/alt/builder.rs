@@ -1,7 +1,7 @@
 //! [`Alt`]: the builder form, for a set of guards known only at run time.
 
 use super::barrier::{AltingBarrierEnd, BarrierCase};
-use super::case::{Case, Kind, RecvCase, SendCase, SkipCase, TimeoutCase};
+use super::case::{Case, ExtRecvCase, Kind, RecvCase, SendCase, SkipCase, TimeoutCase};
 use super::engine::CaseSet;
 use super::Fair;
 use crate::chan::broadcast::{BcastRecvCase, BcastSendCase};
@@ -99,6 +99,27 @@ impl<'a, T, R, F: FnOnce(usize, Result<(), SendError<T>>) -> R> Guard<'a, R>
         // SAFETY: `Alt::take_unsent` passes an `Option<T>` of this guard's `T` (the
         // key was made by this alt for this guard).
         unsafe { *(out as *mut Option<T>) = v };
+    }
+}
+
+struct ExtRecvGuard<'a, T, F> {
+    case: ExtRecvCase<'a, T, fn(T)>,
+    f: Option<F>,
+}
+
+impl<'a, T, R, F: FnOnce(Result<T, RecvError>) -> R> Guard<'a, R> for ExtRecvGuard<'a, T, F> {
+    fn push_cases<'s>(&'s mut self, out: &mut Vec<&'s mut (dyn Case + 'a)>) {
+        out.push(&mut self.case);
+    }
+    fn finish(&mut self, _element: usize) -> R {
+        let mut f = self.f.take();
+        let mut take = || f.take().expect("hoare: an Alt guard fired twice");
+        // The handler runs with the writer held; on poison, after.
+        match self.case.run(|v| take()(Ok(v))) {
+            Some(Ok(r)) => r,
+            Some(Err(e)) => take()(Err(e)),
+            None => panic!("hoare: the chosen receive guard has no result"),
+        }
     }
 }
 
@@ -386,6 +407,37 @@ impl<'a, R> Alt<'a, R> {
             guard,
             _t: PhantomData,
         }
+    }
+
+    /// An extended-rendezvous receive guard on `rx` (JCSP's alt, then
+    /// `startRead`): when it is chosen, the handler `f` runs on the value with the
+    /// writer still held (see [`Receiver::recv_with`]); on poison it gets the
+    /// poison.
+    ///
+    /// ```
+    /// use hoare_core::alt::Alt;
+    /// use hoare_core::chan::one2one;
+    ///
+    /// let (tx, rx) = one2one::<u32>();
+    /// let w = std::thread::spawn(move || tx.send(4));
+    /// let mut alt = Alt::new();
+    /// alt.recv_with(&rx, |v| v.map(|v| v * 10)); // the writer waits until this returns
+    /// assert_eq!(alt.select().output, Ok(40));
+    /// assert!(w.join().unwrap().is_ok());
+    /// ```
+    pub fn recv_with<T: 'a, S: Sharing>(
+        &mut self,
+        rx: &'a Receiver<T, S>,
+        f: impl FnOnce(Result<T, RecvError>) -> R + 'a,
+    ) -> &mut Self {
+        let on = self.take_cond();
+        let ignore: fn(T) = drop;
+        let g = ExtRecvGuard {
+            case: ExtRecvCase::new(on.then(|| rx.raw()), ignore),
+            f: Some(f),
+        };
+        self.push(Box::new(g), 1);
+        self
     }
 
     /// A receive guard on a broadcast reader end

@@ -50,6 +50,7 @@
 //!     recv(rx) -> v => body,               // v: Result<T, RecvError>
 //!     recv(rx) if cond -> v => body,       // precondition: any bool expression
 //!     recv(rx) => body,                    // the value is dropped
+//!     recv_with(rx, |v| expr) -> r => body, // extended rendezvous: r = Ok(expr), see below
 //!     send(tx, value) -> r => body,        // r: Result<(), SendError<T>>
 //!     send(tx, value) if cond => body,
 //!     after(timer) => body,                // timer: Duration, Instant, Egg, Date, &mut Repeat…
@@ -91,6 +92,36 @@
 //! }
 //! assert_eq!(sum, 3);
 //! # Ok::<(), RecvError>(())
+//! ```
+//!
+//! # Extended rendezvous after an alt choice
+//! A `recv_with(rx, f)` guard (builder: [`Alt::recv_with`]) is JCSP's alt
+//! followed by `startRead`/`endRead`: when it is chosen, `f` runs on the value
+//! while the writer is still held (a rendezvous writer stays blocked, a bounded
+//! channel keeps the item's place), and the writer is released when `f` returns
+//! (or panics), as [`Receiver::recv_with`](crate::chan::Receiver::recv_with)
+//! does. The arm's body then runs with `f`'s result, the writer released. A
+//! writer sees success even if the channel is poisoned while `f` runs.
+//!
+//! ```
+//! use hoare_core::alt;
+//! use hoare_core::chan::one2one;
+//! use std::time::Duration;
+//!
+//! let (tx, rx) = one2one::<u32>();
+//! let (log_tx, log) = hoare_core::chan::Channel::builder().unbounded().one2one();
+//! let w = std::thread::spawn(move || {
+//!     tx.send(20).unwrap();
+//!     log_tx.send("writer released").unwrap();
+//! });
+//! let got = alt! {
+//!     // The writer is blocked until this closure returns: nothing is logged yet.
+//!     recv_with(rx, |v| { assert!(log.try_recv().is_err()); v + 1 }) -> r => r,
+//!     after(Duration::from_secs(5)) => panic!("no writer"),
+//! };
+//! assert_eq!(got, Ok(21));
+//! w.join().unwrap();
+//! assert_eq!(log.recv(), Ok("writer released"));
 //! ```
 //!
 //! # Ending an alt loop on poison
@@ -174,7 +205,7 @@ pub use barrier::BarrierCase;
 pub use barrier::{AltingBarrier, AltingBarrierEnd};
 pub use builder::{fair_recv_any, recv_any, Alt, Fired, SendKey};
 #[doc(hidden)]
-pub use case::{Case, Kind, RecvCase, SendCase, SkipCase, TimeoutCase};
+pub use case::{Case, ExtRecvCase, Kind, RecvCase, SendCase, SkipCase, TimeoutCase};
 #[doc(hidden)]
 pub use engine::select as __select;
 pub use policy::Fair;

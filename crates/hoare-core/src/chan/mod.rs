@@ -101,7 +101,7 @@ pub mod bundle;
 mod ends;
 pub mod error;
 mod factory;
-mod ops;
+pub(crate) mod ops;
 mod packet;
 mod raw;
 mod rendezvous;

@@ -234,3 +234,43 @@ fn recv_any_stale_entries_across_waits() {
         assert_eq!((from_a, from_b), (vec![1, 2], vec![10]), "got {got:?}");
     });
 }
+
+/// An extended receive guard (`recv_with` in an alt) racing a timeout for a
+/// writer with a deadline: the closure runs exactly when the writer's send
+/// succeeds, and the writer is released only after the closure has returned,
+/// whichever way the guard was chosen (the alt claiming a waiting writer, or the
+/// writer claiming the registered alt and handing it the private waiter of its
+/// second phase). Catches: a chosen extended guard that finishes the claimed
+/// writer before running the closure (the writer sees `Ok` while the closure has
+/// not returned); an alt's extended packet handed a value as a plain one (the
+/// passive path releases the writer at once: the same).
+#[test]
+fn extended_guard_holds_the_writer() {
+    use loom::sync::atomic::{AtomicBool, Ordering};
+    use loom::sync::Arc;
+    loom::model(|| {
+        let (tx, rx) = one2one::<u32>();
+        let done = Arc::new(AtomicBool::new(false));
+        let d = done.clone();
+        let w = thread::spawn(move || {
+            let r = tx.send_deadline(1, Instant::now());
+            if r.is_ok() {
+                assert!(
+                    d.load(Ordering::SeqCst),
+                    "released before the closure returned"
+                );
+            }
+            (r.is_ok(), tx)
+        });
+        let got = alt! {
+            recv_with(rx, |v| {
+                done.store(true, Ordering::SeqCst);
+                v
+            }) -> r => Some(r.unwrap()),
+            after(Racing) => None,
+        };
+        let (sent, _tx) = w.join().unwrap();
+        assert_eq!(sent, got.is_some());
+        assert!(got.is_none_or(|v| v == 1));
+    });
+}
