@@ -54,7 +54,9 @@ pub use hoare_core::chan::{
 
 /// Alternation: the [`alt!`](macro@alt), [`pri_alt!`] and [`fair_alt!`] macros for a fixed set
 /// of guards and the [`Alt`] builder for a dynamic one (see [`hoare_core::alt`](mod@hoare_core::alt)).
-pub use hoare_core::alt::{Alt, AltingBarrier, AltingBarrierEnd, Fair, Fired, RecvAny, SendKey};
+pub use hoare_core::alt::{
+    par_recv, par_send, Alt, AltingBarrier, AltingBarrierEnd, Fair, Fired, Par, RecvAny, SendKey,
+};
 pub use hoare_core::{alt, fair_alt, pri_alt};
 
 /// Barriers with dynamic enroll/resign, combining per worker (see [`hoare_core::barrier`]).

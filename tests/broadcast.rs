@@ -106,10 +106,7 @@ fn alts_on_both_sides_and_poison_ends_the_network() {
             i
         });
         let sent = writer.join().unwrap();
-        readers
-            .into_iter()
-            .map(|r| r.join().unwrap() == sent)
-            .all(|x| x)
+        readers.into_iter().all(|r| r.join().unwrap() == sent)
     });
     assert!(got);
 }

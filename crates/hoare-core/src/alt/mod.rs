@@ -190,6 +190,7 @@
 //! | `case.rs` | the guards as the engine drives them (channel, timeout, skip) |
 //! | `engine.rs` | the one engine, and the plan a set that outlives its alts adapts it with |
 //! | `barrier.rs` | alting barriers and their guard |
+//! | `par.rs` | [`Par`], [`par_send`], [`par_recv`]: parallel communication (occam's `PAR` of communications), a round of the engine per completion |
 
 mod any;
 pub mod barrier;
@@ -197,6 +198,7 @@ mod builder;
 mod case;
 mod engine;
 mod macros;
+mod par;
 mod policy;
 
 pub use any::RecvAny;
@@ -208,6 +210,7 @@ pub use builder::{fair_recv_any, recv_any, Alt, Fired, SendKey};
 pub use case::{Case, ExtRecvCase, Kind, RecvCase, SendCase, SkipCase, TimeoutCase};
 #[doc(hidden)]
 pub use engine::select as __select;
+pub use par::{par_recv, par_send, Par};
 pub use policy::Fair;
 
 /// Evaluates a guard's precondition (the macro's way of avoiding parentheses

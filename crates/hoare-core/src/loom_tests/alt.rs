@@ -3,7 +3,7 @@
 
 use crate::alt;
 use crate::alt::Alt;
-use crate::chan::{one2one, SendTimeoutError};
+use crate::chan::{any2any, one2one, SendTimeoutError};
 use crate::timer::Timer;
 use loom::thread;
 use std::time::Instant;
@@ -272,5 +272,33 @@ fn extended_guard_holds_the_writer() {
         let (sent, _tx) = w.join().unwrap();
         assert_eq!(sent, got.is_some());
         assert!(got.is_none_or(|v| v == 1));
+    });
+}
+
+/// A parallel receive of two values from two writers (`par_recv`: one alt per
+/// completion over the cases still pending, each case renewed from round to
+/// round; here two receive ends of one any2any channel, so that the alt's lock
+/// order cannot depend on heap addresses, which loom needs to be the same on
+/// every execution): each value arrives once, both writers complete. Catches: a
+/// round that leaves the chosen case in the pending set (the next alt waits for a
+/// third value that never comes: deadlock); a case renewed while its previous
+/// registration is still in the queue (a writer claims the stale entry of a
+/// finished wait: loom sees the access to the dead case, or a value is lost).
+#[test]
+fn par_recv_two_writers() {
+    loom::model(|| {
+        let (tx, rx) = any2any::<u32>();
+        let tx2 = tx.clone();
+        let w1 = thread::spawn(move || tx.send(1).is_ok());
+        let w2 = thread::spawn(move || tx2.send(2).is_ok());
+        let rxs = [rx.clone(), rx];
+        let mut got: Vec<u32> = crate::alt::par_recv(&rxs)
+            .into_iter()
+            .map(|r| r.unwrap())
+            .collect();
+        got.sort();
+        assert_eq!(got, [1, 2]);
+        assert!(w1.join().unwrap());
+        assert!(w2.join().unwrap());
     });
 }
