@@ -334,7 +334,7 @@ impl<'a, R> Alt<'a, R> {
     /// is otherwise ready for ever; with this one `f` sees the poison once, and an
     /// alt loop built anew each time ends with [`try_select`](Self::try_select)
     /// once every guard is dropped (see
-    /// [the alt loop idiom](crate::alt#ending-an-alt-loop-on-poison)).
+    /// [the alt loop idiom](mod@crate::alt#ending-an-alt-loop-on-poison)).
     pub fn recv_open<T: 'a, S: Sharing>(
         &mut self,
         rx: &'a Receiver<T, S>,

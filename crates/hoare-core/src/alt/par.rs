@@ -1,48 +1,4 @@
-//! Parallel communication (SPEC C11; occam's `PAR` of communications, C++CSP
-//! Networked §5.4.2): one process sends to, or receives from, several channels
-//! at once and goes on when every communication has ended, without a process
-//! per channel.
-//!
-//! ```
-//! use hoare_core::alt::Par;
-//! use hoare_core::chan::one2one;
-//! use std::thread;
-//!
-//! let (a_tx, a_rx) = one2one::<u32>();
-//! let (b_tx, b_rx) = one2one::<String>();
-//! let (c_tx, c_rx) = one2one::<u64>();
-//! // Partners that are ready in any order (here: each one waits for the other).
-//! let t = thread::spawn(move || {
-//!     let s = b_rx.recv().unwrap();
-//!     a_tx.send(s.len() as u32).unwrap();
-//!     c_rx.recv().unwrap()
-//! });
-//! let (mut got, mut sent) = (None, None);
-//! let mut par = Par::new();
-//! par.recv(&a_rx, |r| got = r.ok());
-//! par.send(&b_tx, "four".to_string(), |r| sent = Some(r.is_ok()));
-//! par.send(&c_tx, 7, |r| r.unwrap());
-//! assert!(par.run()); // returns once all three have completed
-//! assert_eq!((got, sent), (Some(4), Some(true)));
-//! assert_eq!(t.join().unwrap(), 7);
-//! ```
-//!
-//! # Semantics (`docs/semantics.md#parallel-communication`)
-//! * Every communication completes (or fails) on its own, in whatever order its
-//!   partners arrive; `run` returns when all have ended. Each behaves as the
-//!   plain operation would: a rendezvous send completes when its reader has the
-//!   value, a buffered one when the buffer takes it.
-//! * **Poison** on one channel ends that communication (a send gets its value
-//!   back); the others go on. A communication that completed cannot be undone,
-//!   so stopping the others early would make the outcome depend on timing; a
-//!   process that must not wait for the rest gives a deadline.
-//! * **Deadline** ([`run_deadline`](Par::run_deadline),
-//!   [`run_timeout`](Par::run_timeout)): the communications that have not
-//!   completed by then are withdrawn (a send gets its value back, as
-//!   `SendTimeoutError::Timeout`); those that completed stay completed. Ready
-//!   partners are always served before the deadline is looked at.
-//! * The handlers run after every communication has ended, in the order they
-//!   were added.
+//! Parallel communication: [`Par`], [`par_send`], [`par_recv`] (see [`Par`]).
 //!
 //! # How it works
 //! Over the alt engine: each round is an alt over the communications still
@@ -148,9 +104,54 @@ impl<'a, T, F: FnOnce(Result<(), SendTimeoutError<T>>)> Branch<'a> for SendBranc
     }
 }
 
-/// A parallel communication (occam's `PAR` of communications): add sends and
-/// receives on any channels, then [`run`](Self::run) them all at once; see the
-/// [module documentation](self).
+/// Parallel communication (SPEC C11; occam's `PAR` of communications, C++CSP
+/// Networked §5.4.2): one process sends to, or receives from, several channels
+/// at once and goes on when every communication has ended, without a process
+/// per channel.
+///
+/// ```
+/// use hoare_core::alt::Par;
+/// use hoare_core::chan::one2one;
+/// use std::thread;
+///
+/// let (a_tx, a_rx) = one2one::<u32>();
+/// let (b_tx, b_rx) = one2one::<String>();
+/// let (c_tx, c_rx) = one2one::<u64>();
+/// // Partners that are ready in any order (here: each one waits for the other).
+/// let t = thread::spawn(move || {
+///     let s = b_rx.recv().unwrap();
+///     a_tx.send(s.len() as u32).unwrap();
+///     c_rx.recv().unwrap()
+/// });
+/// let (mut got, mut sent) = (None, None);
+/// let mut par = Par::new();
+/// par.recv(&a_rx, |r| got = r.ok());
+/// par.send(&b_tx, "four".to_string(), |r| sent = Some(r.is_ok()));
+/// par.send(&c_tx, 7, |r| r.unwrap());
+/// assert!(par.run()); // returns once all three have completed
+/// assert_eq!((got, sent), (Some(4), Some(true)));
+/// assert_eq!(t.join().unwrap(), 7);
+/// ```
+///
+/// # Semantics (`docs/semantics.md#parallel-communication`)
+/// * Every communication completes (or fails) on its own, in whatever order its
+///   partners arrive; `run` returns when all have ended. Each behaves as the
+///   plain operation would: a rendezvous send completes when its reader has the
+///   value, a buffered one when the buffer takes it.
+/// * **Poison** on one channel ends that communication (a send gets its value
+///   back); the others go on. A communication that completed cannot be undone,
+///   so stopping the others early would make the outcome depend on timing; a
+///   process that must not wait for the rest gives a deadline.
+/// * **Deadline** ([`run_deadline`](Par::run_deadline),
+///   [`run_timeout`](Par::run_timeout)): the communications that have not
+///   completed by then are withdrawn (a send gets its value back, as
+///   `SendTimeoutError::Timeout`); those that completed stay completed. Ready
+///   partners are always served before the deadline is looked at.
+/// * The handlers run after every communication has ended, in the order they
+///   were added.
+///
+/// Add sends and receives on any channels, then [`run`](Self::run) them all at
+/// once.
 #[derive(Default)]
 pub struct Par<'a> {
     branches: Vec<Box<dyn Branch<'a> + 'a>>,

@@ -236,7 +236,7 @@ impl<T, S: Sharing> Sender<T, S> {
     /// Whether a send on this end may still deliver: the channel is not poisoned.
     /// Once `false`, it stays `false`. The precondition that drops a send guard
     /// from an alt loop once its channel is poisoned (see
-    /// [the alt loop idiom](crate::alt#ending-an-alt-loop-on-poison)):
+    /// [the alt loop idiom](mod@crate::alt#ending-an-alt-loop-on-poison)):
     /// `send(tx, v) if tx.is_open() => …`.
     ///
     /// ```
@@ -459,7 +459,7 @@ impl<T, S: Sharing> Receiver<T, S> {
     /// for the readers). Once `false` it stays `false`: every later receive reports
     /// the poison. The precondition that drops a receive guard from an alt loop
     /// once its channel is done (a poisoned guard is otherwise ready for ever; see
-    /// [the alt loop idiom](crate::alt#ending-an-alt-loop-on-poison)):
+    /// [the alt loop idiom](mod@crate::alt#ending-an-alt-loop-on-poison)):
     /// `recv(rx) if rx.is_open() -> v => …`.
     ///
     /// ```

@@ -81,7 +81,7 @@
 //! | `raw.rs` | [`RawChan`]: the shared state of one channel (the lock, the queues, the poison flag, the buffer, the end counts); poison |
 //! | `waitq.rs`, `packet.rs` | the FIFO of waiting parties; the value slot and the one hand-off between two slots |
 //! | `factory.rs`, `bundle.rs`, `error.rs` | making channels, request–reply, errors |
-//! | `broadcast.rs` | [`broadcast`]: one writer to every enrolled reader, on the same protocol (its own state and alt guards) |
+//! | `broadcast.rs` | [`broadcast()`]: one writer to every enrolled reader, on the same protocol (its own state and alt guards) |
 //!
 //! # Large values
 //! A value is moved by pointer, once into the channel and once out: a blocked
