@@ -300,3 +300,48 @@ fn stress_join_and_leave_while_sending() {
         assert_eq!(main.join().unwrap(), (0..n).collect::<Vec<_>>());
     }
 }
+
+/// A lossy broadcast (a "latest value" cell with capacity 1): the writer never
+/// blocks, even with a reader that never reads; readers see strictly increasing
+/// values and always end with the last one.
+#[test]
+fn overwriting_broadcast_never_blocks_and_readers_see_the_latest() {
+    use hoare_core::chan::broadcast_overwriting;
+    for cap in [1, 3] {
+        let (tx, rx) = broadcast_overwriting::<u64>(cap);
+        let stalled = tx.subscribe(); // never reads until the end
+        let readers: Vec<_> = (0..3)
+            .map(|_| {
+                let rx = tx.subscribe();
+                thread::spawn(move || {
+                    let mut last = None;
+                    for v in rx.iter() {
+                        assert!(last.is_none_or(|l| v > l), "a value repeated or went back");
+                        last = Some(v);
+                    }
+                    last
+                })
+            })
+            .collect();
+        let t0 = Instant::now();
+        for i in 0..20_000u64 {
+            tx.send(i).unwrap();
+        }
+        assert!(t0.elapsed() < Duration::from_secs(5));
+        // The alt send guard is always ready.
+        let sent = alt! { send(tx, 20_000) -> r => r.is_ok(), skip => false };
+        assert!(sent);
+        assert_eq!(stalled.len(), cap);
+        let kept: Vec<u64> = (0..cap).map(|_| stalled.try_recv().unwrap()).collect();
+        assert_eq!(kept, ((20_001 - cap as u64)..=20_000).collect::<Vec<_>>());
+        drop(tx);
+        for r in readers {
+            assert_eq!(
+                r.join().unwrap(),
+                Some(20_000),
+                "a reader missed the last value"
+            );
+        }
+        assert_eq!(rx.iter().last(), Some(20_000));
+    }
+}

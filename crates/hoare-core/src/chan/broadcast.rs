@@ -38,6 +38,9 @@
 //!   buffered values for the readers, who see the poison once they have taken them;
 //!   a reader's poison discards the buffer, and a rendezvous writer still waiting
 //!   for its readers gets its value back.
+//! * **Lossy** ([`broadcast_overwriting`]`(n)`, a "latest value" cell with
+//!   `n = 1`): a send never blocks; on a full buffer the oldest value is dropped
+//!   and the readers that had not taken it skip it.
 //! * **Alternation**: a reader end is a receive guard (ready when a value it has
 //!   not taken is there, or on poison), the writer a send guard (ready when the
 //!   broadcast has room: rendezvous, when the previous value has been taken by
@@ -164,6 +167,9 @@ struct State<T> {
     /// Writers waiting for room.
     writers: VecDeque<BEntry<T>>,
     poisoned: bool,
+    /// Lossy ([`broadcast_overwriting`]): a send to a full buffer drops the
+    /// oldest value (readers that had not taken it skip it) instead of waiting.
+    overwrite: bool,
 }
 
 /// The shared state of one broadcast channel (the alt guards take it).
@@ -197,6 +203,16 @@ type Garbage<T> = Vec<Shared<T>>;
 impl<T> State<T> {
     fn tail(&self) -> u64 {
         self.head + self.items.len() as u64
+    }
+
+    /// A lossy broadcast with a full buffer drops its oldest value, which the
+    /// readers behind it skip.
+    fn make_room(&mut self, cap: usize, garbage: &mut Garbage<T>) {
+        if self.overwrite && !self.has_room(cap) {
+            let item = self.items.pop_front().expect("a full buffer has items");
+            self.head += 1;
+            garbage.extend(item.value);
+        }
     }
 
     fn has_room(&self, cap: usize) -> bool {
@@ -294,7 +310,8 @@ impl<T> State<T> {
 
     /// Reader `id` takes its next value, if there is one.
     fn take(&mut self, cap: usize, id: usize, garbage: &mut Garbage<T>) -> Option<Shared<T>> {
-        let c = self.cursors[id].expect("an enrolled reader");
+        // Past the values a lossy broadcast dropped.
+        let c = self.cursors[id].expect("an enrolled reader").max(self.head);
         if c >= self.tail() {
             return None;
         }
@@ -351,7 +368,7 @@ impl<T> State<T> {
 }
 
 impl<T> RawBroadcast<T> {
-    fn new(cap: usize) -> Self {
+    fn new(cap: usize, overwrite: bool) -> Self {
         let mut s = State {
             items: VecDeque::new(),
             head: 0,
@@ -361,6 +378,7 @@ impl<T> RawBroadcast<T> {
             readers: VecDeque::new(),
             writers: VecDeque::new(),
             poisoned: false,
+            overwrite,
         };
         let id = s.join();
         debug_assert_eq!(id, 0);
@@ -458,7 +476,39 @@ pub fn broadcast<T: Clone>() -> (BroadcastSender<T>, BroadcastReceiver<T>) {
 /// assert_eq!(rx2.recv(), Ok(1)); // rx2 is still behind
 /// ```
 pub fn broadcast_bounded<T: Clone>(n: usize) -> (BroadcastSender<T>, BroadcastReceiver<T>) {
-    let raw = crate::sync::Arc::new(RawBroadcast::new(n));
+    make(n, false)
+}
+
+/// Makes a lossy broadcast channel that keeps the `n` newest values (at least
+/// 1): a send never blocks; on a full buffer it drops the oldest value, which a
+/// reader that had not taken it skips. With `n = 1` it is a "latest value" cell
+/// (a watch): every reader receives the newest value it has not seen, and a slow
+/// reader misses the ones sent meanwhile.
+///
+/// ```
+/// let (tx, rx) = hoare_core::chan::broadcast_overwriting::<u32>(1);
+/// let other = rx.subscribe();
+/// for v in 1..=3 {
+///     tx.send(v).unwrap(); // never blocks
+/// }
+/// assert_eq!(rx.try_recv(), Ok(3)); // only the latest is left
+/// tx.send(4).unwrap();
+/// assert_eq!(rx.recv(), Ok(4));
+/// assert_eq!(other.recv(), Ok(4)); // it missed 1 to 3
+/// ```
+///
+/// # Panics
+/// If `n` is 0.
+pub fn broadcast_overwriting<T: Clone>(n: usize) -> (BroadcastSender<T>, BroadcastReceiver<T>) {
+    assert!(
+        n > 0,
+        "hoare: an overwriting broadcast needs a capacity of at least 1"
+    );
+    make(n, true)
+}
+
+fn make<T>(n: usize, overwrite: bool) -> (BroadcastSender<T>, BroadcastReceiver<T>) {
+    let raw = crate::sync::Arc::new(RawBroadcast::new(n, overwrite));
     (
         BroadcastSender {
             raw: raw.clone(),
@@ -628,6 +678,7 @@ impl<T: Clone> RawBroadcast<T> {
             drop(g);
             return Err(SendError(own(v)));
         }
+        g.make_room(self.cap, &mut garbage);
         let seq = if g.has_room(self.cap) {
             let seq = g.push(self.cap, v, &mut garbage);
             drop(g);
@@ -896,7 +947,7 @@ impl<T> BroadcastReceiver<T> {
     /// The number of values there for this reader to take now.
     pub fn len(&self) -> usize {
         let g = self.raw.lock();
-        let c = g.cursors[self.id].expect("an enrolled reader");
+        let c = g.cursors[self.id].expect("an enrolled reader").max(g.head);
         (g.tail() - c) as usize
     }
 
@@ -1195,6 +1246,7 @@ impl<'a, T: Clone> BcastSendCase<'a, T> {
             self.state = CaseState::Chosen { poisoned: true };
             return Some(u64::MAX);
         }
+        g.make_room(cap, &mut self.garbage);
         if !g.has_room(cap) {
             return None;
         }

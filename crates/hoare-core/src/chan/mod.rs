@@ -109,7 +109,8 @@ pub(crate) mod select;
 mod waitq;
 
 pub use broadcast::{
-    broadcast, broadcast_bounded, BroadcastReceiver, BroadcastSender, RawBroadcast,
+    broadcast, broadcast_bounded, broadcast_overwriting, BroadcastReceiver, BroadcastSender,
+    RawBroadcast,
 };
 pub use bundle::{request_reply, request_reply_with, CallError, ClientEnd, Request, ServerEnd};
 pub use ends::{Any, IntoIter, Iter, One, Receiver, Sender, Sharing};
