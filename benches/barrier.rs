@@ -5,7 +5,7 @@
 //! comes from `examples/stressed_barrier.rs`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use hoare::{Barrier, Runtime, Timer};
+use hoare::{Barrier, Runtime};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

@@ -42,8 +42,8 @@ pub mod ffi;
 
 pub use hoare_runtime::{
     default_workers, id, in_process, name, par, par2, par3, par_for, run, scope, sleep_for,
-    sleep_until, spawn, spawn_blocking, try_run, yield_now, Builder, JoinHandle, ParFn, Process,
-    ProcessError, Runtime, RuntimeBuilder, Scope, ScopedJoinHandle, DEFAULT_STACK_SIZE,
+    sleep_until, spawn, spawn_blocking, try_run, yield_now, Builder, Handle, JoinHandle, ParFn,
+    Process, ProcessError, Runtime, RuntimeBuilder, Scope, ScopedJoinHandle, DEFAULT_STACK_SIZE,
     MAX_STACK_SIZE, MAX_WORKERS,
 };
 
@@ -55,14 +55,17 @@ pub use hoare_runtime::{report, OnDeadlock, Report};
 /// factories and request–reply bundles (see [`hoare_core::chan`]).
 pub use hoare_core::chan;
 pub use hoare_core::chan::{
-    any2any, any2one, one2any, one2one, request_reply, request_reply_with, Any, Buffer, CallError,
+    any2any, any2one, broadcast, broadcast_bounded, broadcast_overwriting, one2any, one2one,
+    request_reply, request_reply_with, Any, BroadcastReceiver, BroadcastSender, Buffer, CallError,
     Channel, ChannelBuilder, ClientEnd, One, Receiver, RecvError, RecvTimeoutError, Request,
     SendError, SendTimeoutError, Sender, ServerEnd, TryRecvError, TrySendError,
 };
 
 /// Alternation: the [`alt!`](macro@alt), [`pri_alt!`] and [`fair_alt!`] macros for a fixed set
 /// of guards and the [`Alt`] builder for a dynamic one (see [`hoare_core::alt`](mod@hoare_core::alt)).
-pub use hoare_core::alt::{Alt, AltingBarrier, AltingBarrierEnd, Fair, Fired, RecvAny, SendKey};
+pub use hoare_core::alt::{
+    par_recv, par_send, Alt, AltingBarrier, AltingBarrierEnd, Fair, Fired, Par, RecvAny, SendKey,
+};
 pub use hoare_core::{alt, fair_alt, pri_alt};
 
 /// Barriers with dynamic enroll/resign, combining per worker (see [`hoare_core::barrier`]).

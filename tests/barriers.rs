@@ -165,7 +165,7 @@ fn processes_and_a_thread() {
 /// Timers inside processes: a Repeat paces a process without drift.
 #[test]
 fn timers_in_processes() {
-    use hoare::{Repeat, Timer};
+    use hoare::Repeat;
     use std::time::{Duration, Instant};
     rt(2).run(|| {
         let hs: Vec<_> = (0..100)

@@ -482,3 +482,17 @@ fn the_stall_report_finds_a_partial_deadlock_while_the_program_goes_on() {
         .count();
     assert_eq!(n, 1, "{reports:?}");
 }
+
+#[test]
+fn a_broadcast_reader_waiting_for_ever_is_reported() {
+    let r = deadlock(2, || {
+        let (tx, rx) = hoare::chan::broadcast::<u32>();
+        let _keep = tx;
+        rx.recv().ok();
+    });
+    let text = r.to_string();
+    assert!(
+        text.contains("recv on broadcast channel created at"),
+        "{text}"
+    );
+}

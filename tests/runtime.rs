@@ -122,7 +122,7 @@ fn scope_borrows_and_joins() {
         hoare::scope(|s| {
             for x in data.iter_mut() {
                 let total = &total;
-                let _ = s.spawn(move || {
+                s.spawn(move || {
                     hoare::yield_now();
                     *x *= 10;
                     total.fetch_add(1, Ordering::SeqCst);
@@ -350,7 +350,7 @@ fn shutdown_unwinds_blocked_scopes_children_first() {
             hoare::scope(|s| {
                 for _ in 0..100 {
                     let (g, st, s2, local) = (g.clone(), st.clone(), s2.clone(), &local);
-                    let _ = s.spawn(move || {
+                    s.spawn(move || {
                         let _t = Touch(local, s2);
                         st.fetch_add(1, Ordering::SeqCst);
                         g.wait();
@@ -610,4 +610,98 @@ fn woken_process_runs_beside_its_computing_waker() {
         ok
     });
     assert!(ok, "the woken process never ran while its waker computed");
+}
+
+/// Plain threads spawn processes into a running runtime through its `Handle` and
+/// join them, while the thread that owns the runtime spawns too; the processes
+/// talk to each other over a channel.
+#[test]
+fn handle_spawns_from_plain_threads_into_a_running_runtime() {
+    let rt = Runtime::builder().workers(2).build();
+    let (tx, rx) = hoare::Channel::builder().bounded(16).any2one::<u64>();
+    let sink = rt.spawn(move || rx.iter().sum::<u64>());
+    let threads: Vec<_> = (0..8u64)
+        .map(|t| {
+            let h = rt.handle();
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let hs: Vec<_> = (0..50u64)
+                    .map(|i| {
+                        let tx = tx.clone();
+                        h.spawn(move || {
+                            tx.send(t * 1000 + i).unwrap();
+                            hoare::yield_now();
+                            i
+                        })
+                    })
+                    .collect();
+                hs.into_iter().map(|h| h.join().unwrap()).sum::<u64>()
+            })
+        })
+        .collect();
+    // The owner uses the runtime at the same time, from a scope of threads that
+    // share it by reference.
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| assert_eq!(rt.spawn(|| hoare::id() > 0).join(), Ok(true)));
+        }
+    });
+    let per_thread: u64 = (0..50).sum();
+    for t in threads {
+        assert_eq!(t.join().unwrap(), per_thread);
+    }
+    drop(tx);
+    let want: u64 = (0..8u64).map(|t| 50 * t * 1000 + per_thread).sum();
+    assert_eq!(sink.join().unwrap(), want);
+    rt.shutdown();
+}
+
+/// An explicit shutdown follows docs/semantics.md#shutdown: a blocked process is
+/// cancelled and unwound (its destructors run), its handle reports `Cancelled`,
+/// and a spawn through a handle afterwards is refused.
+#[test]
+fn explicit_shutdown_unwinds_and_refuses_later_spawns() {
+    struct Count(Arc<AtomicUsize>);
+    impl Drop for Count {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let rt = Runtime::builder().workers(1).build();
+    let h = rt.handle();
+    let (tx, rx) = hoare::one2one::<u32>();
+    let d = dropped.clone();
+    let stuck = h.spawn(move || {
+        let _c = Count(d);
+        rx.recv()
+    });
+    assert_eq!(h.spawn(|| 5).join(), Ok(5));
+    assert!(!h.is_shut_down());
+    rt.shutdown();
+    assert!(h.is_shut_down());
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        1,
+        "the blocked process was not unwound"
+    );
+    assert!(matches!(stuck.join(), Err(ProcessError::Cancelled)));
+    assert!(matches!(h.spawn(|| 1).join(), Err(ProcessError::Cancelled)));
+    assert!(h.try_spawn(|| 1).is_err());
+    drop(tx);
+}
+
+/// `run` keeps its meaning on a runtime a handle has spawned into: it runs its
+/// root, then shuts down (cancelling what the handle spawned and left blocked).
+#[test]
+fn run_after_handle_spawns() {
+    let rt = Runtime::builder().workers(2).build();
+    let h = rt.handle();
+    let (tx, rx) = hoare::one2one::<u32>();
+    let blocked = h.spawn(move || rx.recv());
+    let helper = h.spawn(|| 20);
+    let v = rt.run(move || helper.join().unwrap() + 1);
+    assert_eq!(v, 21);
+    assert!(matches!(blocked.join(), Err(ProcessError::Cancelled)));
+    drop(tx);
 }

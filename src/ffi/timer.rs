@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 /// reference (an alt's timeout guard, a sleep, a timed channel operation).
 pub struct TimerHandle(Kind);
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 enum Kind {
     Egg(Egg),
     Repeat(Repeat),
@@ -175,12 +175,12 @@ pub(super) fn timer_date_after(ns: u64) -> Box<TimerHandle> {
 }
 
 pub(super) fn timer_clone(t: &TimerHandle) -> Box<TimerHandle> {
-    boxed(t.0)
+    boxed(t.0.clone())
 }
 
 pub(super) fn timer_deadline(t: &TimerHandle) -> i64 {
     // A copy: no timer changes state when asked for its deadline.
-    steady_of(TimerHandle(t.0).deadline())
+    steady_of(TimerHandle(t.0.clone()).deadline())
 }
 
 pub(super) fn timer_fired(t: &mut TimerHandle) {

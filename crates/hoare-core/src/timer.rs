@@ -30,8 +30,11 @@
 //! operations) is clamped to [`FAR_FUTURE`] from its start, about a century, instead
 //! of panicking with "overflow when adding duration to instant".
 //!
+//! The timers' methods are also inherent, so calling them needs no import of
+//! [`Timer`]:
+//!
 //! ```
-//! use hoare_core::timer::{Egg, Repeat, Timer};
+//! use hoare_core::timer::{Egg, Repeat};
 //! use std::time::{Duration, Instant};
 //!
 //! let t0 = Instant::now();
@@ -224,7 +227,32 @@ impl Timer for Egg {
 /// r.fired();
 /// assert_eq!(r.deadline(), t0 + Duration::from_secs(2)); // one period on, not "now + 1 s"
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+///
+/// # Not `Copy`
+/// A `Repeat` has state (its next tick), so it is not `Copy`: a copy that fires
+/// would advance the copy, not the timer. An alt that lives in a loop borrows it
+/// (`after(&mut tick)`); passing it by value moves it into the first alt, so the
+/// mistake that used to compile and silently never advance the timer is now an
+/// error:
+///
+/// ```compile_fail,E0382
+/// use hoare_core::{alt, chan::one2one, timer::Repeat};
+/// use std::time::Duration;
+///
+/// let (_tx, rx) = one2one::<u32>();
+/// let mut tick = Repeat::new(Duration::from_millis(1));
+/// for _ in 0..3 {
+///     alt! {
+///         recv(rx) -> _v => {},
+///         after(tick) => {}, // error: `tick` moved in the previous iteration
+///     }
+/// }
+/// ```
+///
+/// The same loop with `after(&mut tick)` compiles and ticks on the grid. A
+/// stateless timer ([`Egg`], [`Date`], a `Duration`, an `Instant`) stays `Copy`
+/// and is passed by value. (`Clone` is kept: `tick.clone()` says what it does.)
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Repeat {
     next: Instant,
     period: Duration,
@@ -377,3 +405,40 @@ impl<T: Timer + ?Sized> Timer for &mut T {
         (**self).expired()
     }
 }
+
+/// Inherent forms of the [`Timer`] methods, so that a timer's methods can be called
+/// without importing the trait (`tick.sleep()`).
+macro_rules! inherent_timer_methods {
+    ($($t:ty),*) => {$(
+        impl $t {
+            /// The deadline of an operation that starts now: [`Timer::deadline`]
+            /// (callable without importing [`Timer`]).
+            #[inline]
+            pub fn deadline(&mut self) -> Instant {
+                <Self as Timer>::deadline(self)
+            }
+
+            /// Reports that the operation that asked for the deadline timed out:
+            /// [`Timer::fired`].
+            #[inline]
+            pub fn fired(&mut self) {
+                <Self as Timer>::fired(self)
+            }
+
+            /// Blocks the current party until the deadline of this use, then reports
+            /// the firing: [`Timer::sleep`].
+            #[inline]
+            pub fn sleep(&mut self) {
+                <Self as Timer>::sleep(self)
+            }
+
+            /// Whether an operation starting now would time out at once:
+            /// [`Timer::expired`].
+            #[inline]
+            pub fn expired(&self) -> bool {
+                <Self as Timer>::expired(self)
+            }
+        }
+    )*};
+}
+inherent_timer_methods!(Egg, Repeat, Date);

@@ -6,7 +6,7 @@ use hoare_core::alt::{Alt, Fair};
 use hoare_core::chan::{
     any2any, any2one, one2any, one2one, Channel, Receiver, RecvError, SendError, Sender,
 };
-use hoare_core::timer::{Date, Egg, Repeat, Timer};
+use hoare_core::timer::{Date, Egg, Repeat};
 use hoare_core::{alt, fair_alt, pri_alt};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -577,4 +577,172 @@ fn send_guard_with_extended_reader() {
         "released before the closure ended"
     );
     assert_eq!(t.join().unwrap(), Ok(11));
+}
+
+/// Merges writer threads that stop (and poison) at different times, in both
+/// forms of the idiom that drops a done channel's guard; every value arrives once
+/// and the loop ends after the last channel is done (a guard left on a done
+/// channel would be chosen for ever and the loop would never end).
+#[test]
+fn alt_loops_drop_guards_of_done_channels() {
+    for builder in [false, true] {
+        for buffered in [false, true] {
+            let mk = || {
+                if buffered {
+                    Channel::builder().bounded(3).one2one::<u64>()
+                } else {
+                    one2one::<u64>()
+                }
+            };
+            let (chans, writers): (Vec<_>, Vec<_>) = (0..3u64)
+                .map(|k| {
+                    let (tx, rx) = mk();
+                    let t = thread::spawn(move || {
+                        for i in 0..(50 * (k + 1)) {
+                            tx.send(k * 1000 + i).unwrap();
+                        }
+                        // Dropping `tx` poisons from the writing side.
+                    });
+                    (rx, t)
+                })
+                .unzip();
+            let (a, b, c) = (&chans[0], &chans[1], &chans[2]);
+            let (mut got, mut poisons, mut rounds) = (Vec::new(), 0, 0);
+            loop {
+                rounds += 1;
+                assert!(rounds < 100_000, "the alt loop never ended");
+                let r = if builder {
+                    let mut alt = Alt::new();
+                    alt.recv_open(a, |v| v.ok());
+                    alt.recv_open(b, |v| v.ok());
+                    alt.recv_open(c, |v| v.ok());
+                    match alt.try_select() {
+                        Some(f) => f.output,
+                        None => break,
+                    }
+                } else {
+                    alt! {
+                        recv(a) if a.is_open() -> v => v.ok(),
+                        recv(b) if b.is_open() -> v => v.ok(),
+                        recv(c) if c.is_open() -> v => v.ok(),
+                        skip if !a.is_open() && !b.is_open() && !c.is_open() => break,
+                    }
+                };
+                match r {
+                    Some(v) => got.push(v),
+                    None => poisons += 1,
+                }
+            }
+            writers.into_iter().for_each(|t| t.join().unwrap());
+            got.sort();
+            let want: Vec<u64> = (0..3u64)
+                .flat_map(|k| (0..50 * (k + 1)).map(move |i| k * 1000 + i))
+                .collect();
+            assert_eq!(got, want);
+            assert!(poisons <= 3, "a done channel's guard was offered again");
+            assert!(chans.iter().all(|rx| !rx.is_open()));
+        }
+    }
+}
+
+#[test]
+fn try_select_without_enabled_guards_is_none() {
+    let (tx, rx) = one2one::<u8>();
+    let mut alt: Alt<'_, u8> = Alt::new();
+    alt.when(false).recv(&rx, |_| 1);
+    assert!(alt.try_select().is_none());
+    drop(tx);
+    let mut alt: Alt<'_, u8> = Alt::new();
+    alt.recv_open(&rx, |_| 1);
+    assert!(
+        alt.try_select().is_none(),
+        "a done channel's guard is dropped"
+    );
+    let mut fair = Fair::new();
+    let mut alt: Alt<'_, u8> = Alt::new();
+    alt.recv(&rx, |r| r.map_or(2, |_| 3));
+    assert_eq!(alt.try_select_fair(&mut fair).map(|f| f.output), Some(2));
+}
+
+/// `recv_with` guards (macro and builder): the closure runs with the writer still
+/// held, on the fast path (writer first) and the passive one (the alt waits
+/// first), on rendezvous and bounded channels; poison and panics release it.
+#[test]
+fn extended_rendezvous_after_an_alt_choice() {
+    for writer_first in [true, false] {
+        for builder in [false, true] {
+            let (tx, rx) = one2one::<u32>();
+            let released = Arc::new(AtomicUsize::new(0));
+            let r2 = released.clone();
+            let w = thread::spawn(move || {
+                tx.send(5).unwrap();
+                r2.store(1, Ordering::SeqCst);
+            });
+            if writer_first {
+                thread::sleep(ms(20));
+            }
+            let held = |v: u32| {
+                thread::sleep(ms(20));
+                // The writer is still blocked in its send.
+                assert_eq!(
+                    released.load(Ordering::SeqCst),
+                    0,
+                    "the writer was released early"
+                );
+                v * 2
+            };
+            let got = if builder {
+                let mut alt = Alt::new();
+                alt.recv_with(&rx, |r| r.map(held));
+                alt.timeout(ms(5000), || Err(RecvError::Poisoned));
+                alt.select().output
+            } else {
+                alt! {
+                    recv_with(rx, held) -> r => r,
+                    after(ms(5000)) => Err(RecvError::Poisoned),
+                }
+            };
+            assert_eq!(got, Ok(10));
+            w.join().unwrap();
+            assert_eq!(released.load(Ordering::SeqCst), 1);
+        }
+    }
+
+    // Bounded: the item keeps its place while the closure runs.
+    let (tx, rx) = Channel::builder().bounded(1).one2one::<u32>();
+    tx.send(1).unwrap();
+    let got = alt! {
+        recv_with(rx, |v| (v, tx.try_send(2).is_err())) -> r => r,
+        skip => panic!("the item is there"),
+    };
+    assert_eq!(got, Ok((1, true)));
+    tx.try_send(2).unwrap(); // the place is free again
+
+    // Poison: the closure does not run.
+    let (tx, rx) = one2one::<u32>();
+    tx.poison();
+    let got: Result<u32, _> = alt! { recv_with(rx, |_v| panic!("no value")) -> r => r };
+    assert_eq!(got, Err(RecvError::Poisoned));
+
+    // A closure that panics releases the writer.
+    let (tx, rx) = one2one::<u32>();
+    let w = thread::spawn(move || tx.send(3));
+    let p = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        alt! { recv_with(rx, |_v| panic!("boom")) -> _r => () }
+    }));
+    assert!(p.is_err());
+    assert!(
+        w.join().unwrap().is_ok(),
+        "the writer stays released with success"
+    );
+
+    // Not chosen: nothing taken.
+    let (tx, rx) = Channel::builder().bounded(1).one2one::<u32>();
+    let got = alt! {
+        skip => 0,
+        recv_with(rx, |v| v) -> _r => 1,
+    };
+    assert_eq!(got, 0);
+    tx.send(9).unwrap();
+    assert_eq!(rx.recv(), Ok(9));
 }

@@ -471,3 +471,44 @@ fn ends_are_send_and_sync() {
     send_sync::<hoare_core::chan::ClientEnd<u32, String>>();
     send_sync::<hoare_core::chan::ServerEnd<u32, String>>();
 }
+
+#[test]
+fn len_is_empty_is_full_and_capacity_per_buffering() {
+    let (tx, rx) = Channel::builder().bounded(3).one2one::<u32>();
+    assert_eq!((tx.len(), rx.is_empty(), tx.is_full()), (0, true, false));
+    assert_eq!((tx.capacity(), rx.capacity()), (Some(3), Some(3)));
+    for i in 0..3 {
+        tx.send(i).unwrap();
+        assert_eq!((tx.len(), rx.len()), (i as usize + 1, i as usize + 1));
+    }
+    assert!(tx.is_full() && rx.is_full() && !rx.is_empty());
+    // An extended reader's item leaves the count while it keeps its place.
+    rx.recv_with(|v| {
+        assert_eq!(v, 0);
+        assert_eq!(rx.len(), 2);
+    })
+    .unwrap();
+    assert_eq!(rx.recv(), Ok(1));
+    assert_eq!(tx.len(), 1);
+    // Writer-side poison leaves the buffer to drain, and counted.
+    tx.poison();
+    assert_eq!(rx.len(), 1);
+    assert_eq!(rx.recv(), Ok(2));
+    assert!(rx.is_empty());
+
+    let (tx, rx) = Channel::builder().overwriting(2).any2any::<u32>();
+    (0..5).for_each(|i| tx.send(i).unwrap());
+    assert_eq!((rx.len(), rx.capacity(), rx.is_full()), (2, Some(2), true));
+
+    let (tx, rx) = Channel::builder().unbounded().one2any::<u32>();
+    (0..1000).for_each(|i| tx.send(i).unwrap());
+    assert_eq!((rx.len(), rx.capacity(), tx.is_full()), (1000, None, false));
+    rx.poison(); // reader-side poison discards the buffer
+    assert_eq!(tx.len(), 0);
+
+    let (tx, rx) = one2one::<u32>();
+    let t = thread::spawn(move || tx.send(7));
+    assert_eq!((rx.capacity(), rx.len(), rx.is_full()), (Some(0), 0, true));
+    assert_eq!(rx.recv(), Ok(7));
+    t.join().unwrap().unwrap();
+}

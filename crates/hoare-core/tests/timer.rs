@@ -177,3 +177,30 @@ fn duration_max_is_the_far_future() {
     assert_eq!(add_clamped(t0, 5 * MS), t0 + 5 * MS);
     assert_eq!(add_clamped(t0, FAR_FUTURE), far);
 }
+
+/// The timers' methods are inherent: none of these calls imports `Timer`.
+mod without_the_trait {
+    use hoare_core::timer::{Date, Egg, Repeat};
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn timer_methods_need_no_trait_import() {
+        let t0 = Instant::now();
+        let mut r = Repeat::starting_at(t0, Duration::from_millis(2));
+        assert_eq!(r.deadline(), t0 + Duration::from_millis(2));
+        r.fired();
+        assert_eq!(r.deadline(), t0 + Duration::from_millis(4));
+        r.sleep();
+        assert!(Instant::now() >= t0 + Duration::from_millis(4));
+        assert_eq!(r.next_tick(), t0 + Duration::from_millis(6));
+        assert!(!r.clone().expired() || Instant::now() >= r.next_tick());
+
+        let mut e = Egg::new(Duration::ZERO);
+        assert!(e.expired());
+        e.sleep();
+        e.fired();
+        let mut d = Date::new(t0);
+        assert!(d.expired());
+        assert_eq!(d.deadline(), t0);
+    }
+}

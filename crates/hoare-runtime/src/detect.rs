@@ -142,10 +142,14 @@ fn detector(weak: Weak<Shared>, started: Arc<std::sync::Barrier>) {
                 Some(Look::Deadlock(report)) => {
                     seen = epoch;
                     match sh.opts.on_deadlock {
-                        OnDeadlock::Fail => {
-                            sh.gate.deadlock(report);
-                            return;
-                        }
+                        OnDeadlock::Fail => match sh.gate.deadlock(report) {
+                            Ok(()) => return,
+                            // Nobody to end: say it, as Warn does.
+                            Err(report) => {
+                                eprintln!("{report}");
+                                break;
+                            }
+                        },
                         _ => {
                             eprintln!("{report}");
                             break;
@@ -419,6 +423,8 @@ pub(crate) struct Gate {
 
 #[derive(Default)]
 struct GateState {
+    /// `run` waits here (a runtime used only through handles has nobody to end).
+    waiting: bool,
     root_done: bool,
     deadlock: Option<Report>,
 }
@@ -436,19 +442,23 @@ impl Gate {
         self.cv.notify_all();
     }
 
-    /// The detector found a deadlock.
-    fn deadlock(&self, report: Report) {
+    /// The detector found a deadlock: hands it to `run`, or gives it back if
+    /// nobody runs (a runtime used through handles only, or the root returned).
+    fn deadlock(&self, report: Report) -> Result<(), Report> {
         let mut st = lock(&self.state);
-        if !st.root_done {
-            st.deadlock = Some(report);
+        if !st.waiting || st.root_done {
+            return Err(report);
         }
+        st.deadlock = Some(report);
         drop(st);
         self.cv.notify_all();
+        Ok(())
     }
 
     /// Waits for the root to return (`None`) or for a deadlock report.
     pub(crate) fn wait(&self) -> Option<Report> {
         let mut st = lock(&self.state);
+        st.waiting = true;
         loop {
             if let Some(r) = st.deadlock.take() {
                 return Some(r);

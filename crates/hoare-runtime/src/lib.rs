@@ -68,7 +68,7 @@ pub use report::Report;
 
 pub use api::{
     default_workers, id, in_process, name, par, par2, par3, par_for, run, scope, sleep_for,
-    sleep_until, spawn, spawn_blocking, try_run, yield_now, Builder, JoinHandle, ParFn, Process,
-    ProcessError, Runtime, RuntimeBuilder, Scope, ScopedJoinHandle, DEFAULT_STACK_SIZE,
+    sleep_until, spawn, spawn_blocking, try_run, yield_now, Builder, Handle, JoinHandle, ParFn,
+    Process, ProcessError, Runtime, RuntimeBuilder, Scope, ScopedJoinHandle, DEFAULT_STACK_SIZE,
     MAX_STACK_SIZE, MAX_WORKERS,
 };

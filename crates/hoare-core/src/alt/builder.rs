@@ -1,10 +1,13 @@
 //! [`Alt`]: the builder form, for a set of guards known only at run time.
 
 use super::barrier::{AltingBarrierEnd, BarrierCase};
-use super::case::{Case, RecvCase, SendCase, SkipCase, TimeoutCase};
+use super::case::{Case, ExtRecvCase, Kind, RecvCase, SendCase, SkipCase, TimeoutCase};
 use super::engine::CaseSet;
 use super::Fair;
-use crate::chan::{Receiver, RecvError, SendError, Sender, Sharing};
+use crate::chan::broadcast::{BcastRecvCase, BcastSendCase};
+use crate::chan::{
+    BroadcastReceiver, BroadcastSender, Receiver, RecvError, SendError, Sender, Sharing,
+};
 use crate::timer::Timer;
 use std::fmt;
 use std::marker::PhantomData;
@@ -95,6 +98,72 @@ impl<'a, T, R, F: FnOnce(usize, Result<(), SendError<T>>) -> R> Guard<'a, R>
         let v = self.cases.get_mut(element).and_then(|c| c.take_unsent());
         // SAFETY: `Alt::take_unsent` passes an `Option<T>` of this guard's `T` (the
         // key was made by this alt for this guard).
+        unsafe { *(out as *mut Option<T>) = v };
+    }
+}
+
+struct ExtRecvGuard<'a, T, F> {
+    case: ExtRecvCase<'a, T, fn(T)>,
+    f: Option<F>,
+}
+
+impl<'a, T, R, F: FnOnce(Result<T, RecvError>) -> R> Guard<'a, R> for ExtRecvGuard<'a, T, F> {
+    fn push_cases<'s>(&'s mut self, out: &mut Vec<&'s mut (dyn Case + 'a)>) {
+        out.push(&mut self.case);
+    }
+    fn finish(&mut self, _element: usize) -> R {
+        let mut f = self.f.take();
+        let mut take = || f.take().expect("hoare: an Alt guard fired twice");
+        // The handler runs with the writer held; on poison, after.
+        match self.case.run(|v| take()(Ok(v))) {
+            Some(Ok(r)) => r,
+            Some(Err(e)) => take()(Err(e)),
+            None => panic!("hoare: the chosen receive guard has no result"),
+        }
+    }
+}
+
+struct BcastRecvGuard<'a, T, F> {
+    case: BcastRecvCase<'a, T>,
+    f: Option<F>,
+}
+
+impl<'a, T: Clone, R, F: FnOnce(Result<T, RecvError>) -> R> Guard<'a, R>
+    for BcastRecvGuard<'a, T, F>
+{
+    fn push_cases<'s>(&'s mut self, out: &mut Vec<&'s mut (dyn Case + 'a)>) {
+        out.push(&mut self.case);
+    }
+    fn finish(&mut self, _element: usize) -> R {
+        let r = self
+            .case
+            .take_chosen()
+            .expect("hoare: the chosen receive guard has no result");
+        (self.f.take().expect("hoare: an Alt guard fired twice"))(r)
+    }
+}
+
+struct BcastSendGuard<'a, T, F> {
+    case: BcastSendCase<'a, T>,
+    f: Option<F>,
+}
+
+impl<'a, T: Clone, R, F: FnOnce(Result<(), SendError<T>>) -> R> Guard<'a, R>
+    for BcastSendGuard<'a, T, F>
+{
+    fn push_cases<'s>(&'s mut self, out: &mut Vec<&'s mut (dyn Case + 'a)>) {
+        out.push(&mut self.case);
+    }
+    fn finish(&mut self, _element: usize) -> R {
+        let r = self
+            .case
+            .take_chosen()
+            .expect("hoare: the chosen send guard has no result");
+        (self.f.take().expect("hoare: an Alt guard fired twice"))(r)
+    }
+    fn take_unsent(&mut self, _element: usize, out: *mut ()) {
+        let v = self.case.take_unsent();
+        // SAFETY: as for `SendGuard`.
         unsafe { *(out as *mut Option<T>) = v };
     }
 }
@@ -259,6 +328,22 @@ impl<'a, R> Alt<'a, R> {
         self
     }
 
+    /// A receive guard on `rx` that is dropped once its channel is done: as
+    /// [`recv`](Self::recv) with the precondition [`rx.is_open()`](Receiver::is_open)
+    /// (and'ed with a [`when`](Self::when) set before). A poisoned channel's guard
+    /// is otherwise ready for ever; with this one `f` sees the poison once, and an
+    /// alt loop built anew each time ends with [`try_select`](Self::try_select)
+    /// once every guard is dropped (see
+    /// [the alt loop idiom](mod@crate::alt#ending-an-alt-loop-on-poison)).
+    pub fn recv_open<T: 'a, S: Sharing>(
+        &mut self,
+        rx: &'a Receiver<T, S>,
+        f: impl FnOnce(Result<T, RecvError>) -> R + 'a,
+    ) -> &mut Self {
+        let on = self.cond && rx.is_open();
+        self.when(on).recv(rx, f)
+    }
+
     /// A replicated receive guard: one receive per end of `rxs` (ProXC++'s
     /// `recv_for`); `f` gets the element's index and the value, or the poison.
     pub fn recv_for<T: 'a, S: Sharing, I>(
@@ -324,10 +409,104 @@ impl<'a, R> Alt<'a, R> {
         }
     }
 
+    /// An extended-rendezvous receive guard on `rx` (JCSP's alt, then
+    /// `startRead`): when it is chosen, the handler `f` runs on the value with the
+    /// writer still held (see [`Receiver::recv_with`]); on poison it gets the
+    /// poison.
+    ///
+    /// ```
+    /// use hoare_core::alt::Alt;
+    /// use hoare_core::chan::one2one;
+    ///
+    /// let (tx, rx) = one2one::<u32>();
+    /// let w = std::thread::spawn(move || tx.send(4));
+    /// let mut alt = Alt::new();
+    /// alt.recv_with(&rx, |v| v.map(|v| v * 10)); // the writer waits until this returns
+    /// assert_eq!(alt.select().output, Ok(40));
+    /// assert!(w.join().unwrap().is_ok());
+    /// ```
+    pub fn recv_with<T: 'a, S: Sharing>(
+        &mut self,
+        rx: &'a Receiver<T, S>,
+        f: impl FnOnce(Result<T, RecvError>) -> R + 'a,
+    ) -> &mut Self {
+        let on = self.take_cond();
+        let ignore: fn(T) = drop;
+        let g = ExtRecvGuard {
+            case: ExtRecvCase::new(on.then(|| rx.raw()), ignore),
+            f: Some(f),
+        };
+        self.push(Box::new(g), 1);
+        self
+    }
+
+    /// A receive guard on a broadcast reader end
+    /// ([`BroadcastReceiver`](crate::chan::BroadcastReceiver)); `f` gets the value,
+    /// or the poison.
+    ///
+    /// ```
+    /// use hoare_core::alt::Alt;
+    /// use hoare_core::chan::broadcast_bounded;
+    /// use std::time::Duration;
+    ///
+    /// let (tx, rx) = broadcast_bounded::<u32>(1);
+    /// tx.send(3).unwrap();
+    /// let mut alt = Alt::new();
+    /// alt.bcast_recv(&rx, |v| v.unwrap());
+    /// alt.timeout(Duration::from_millis(10), || 0);
+    /// assert_eq!(alt.select().output, 3);
+    /// ```
+    pub fn bcast_recv<T: Clone + 'a>(
+        &mut self,
+        rx: &'a BroadcastReceiver<T>,
+        f: impl FnOnce(Result<T, RecvError>) -> R + 'a,
+    ) -> &mut Self {
+        let on = self.take_cond();
+        let g = BcastRecvGuard {
+            case: rx.__alt_recv_case(on),
+            f: Some(f),
+        };
+        self.push(Box::new(g), 1);
+        self
+    }
+
+    /// A send guard of `value` on a broadcast's writer
+    /// ([`BroadcastSender`](crate::chan::BroadcastSender)): ready when the broadcast
+    /// has room (rendezvous: the previous value was taken by every reader); once
+    /// chosen on a rendezvous broadcast, the alt returns when every reader has
+    /// taken the value. `f` gets `Ok(())`, or the poison with the value; the key
+    /// gives the value back if another guard is chosen.
+    ///
+    /// ```
+    /// use hoare_core::alt::Alt;
+    /// use hoare_core::chan::broadcast_bounded;
+    ///
+    /// let (tx, rx) = broadcast_bounded::<u32>(1);
+    /// let mut alt = Alt::new();
+    /// alt.bcast_send(&tx, 9, |r| r.is_ok());
+    /// assert!(alt.select().output);
+    /// assert_eq!(rx.recv(), Ok(9));
+    /// ```
+    pub fn bcast_send<T: Clone + 'a>(
+        &mut self,
+        tx: &'a BroadcastSender<T>,
+        value: T,
+        f: impl FnOnce(Result<(), SendError<T>>) -> R + 'a,
+    ) -> SendKey<T> {
+        let on = self.take_cond();
+        let g = BcastSendGuard {
+            case: tx.__alt_send_case(Some(value).filter(|_| on)),
+            f: Some(f),
+        };
+        let guard = self.push(Box::new(g), 1);
+        self.send_key(guard)
+    }
+
     /// A timeout guard. `timer` is any [`Timer`]: a `Duration` (relative), an
-    /// `Instant` (absolute), or `&mut` an [`Egg`](crate::timer::Egg),
-    /// [`Repeat`](crate::timer::Repeat) or [`Date`](crate::timer::Date) (pass a
-    /// timer you keep across alts by `&mut`, so that a `Repeat` advances). Its
+    /// `Instant` (absolute), an [`Egg`](crate::timer::Egg) or a
+    /// [`Date`](crate::timer::Date) (stateless: by value), or `&mut` a
+    /// [`Repeat`](crate::timer::Repeat) kept across alts, so that it advances (a
+    /// `Repeat` is not `Copy`: by value it would be moved into this alt). Its
     /// deadline is asked for when the alt starts; it is told it fired only if this
     /// guard is chosen.
     pub fn timeout<Tm: Timer + 'a>(&mut self, timer: Tm, f: impl FnOnce() -> R + 'a) -> &mut Self {
@@ -380,6 +559,50 @@ impl<'a, R> Alt<'a, R> {
     /// replicated guard counts as a guard of its own.
     pub fn select_fair(&mut self, fair: &mut Fair) -> Fired<R> {
         self.run(|cases| fair.__select(cases))
+    }
+
+    /// Like [`select`](Self::select), but `None` instead of a panic when no guard
+    /// is enabled: the end of an alt loop whose guards drop out once their
+    /// channels are done ([`recv_open`](Self::recv_open), or preconditions set
+    /// with [`when`](Self::when)).
+    ///
+    /// ```
+    /// use hoare_core::alt::Alt;
+    /// use hoare_core::chan::Channel;
+    ///
+    /// let (ta, a) = Channel::builder().bounded(4).one2one::<u32>();
+    /// let (tb, b) = Channel::builder().bounded(4).one2one::<u32>();
+    /// (1..=3).for_each(|i| ta.send(i).unwrap());
+    /// tb.send(10).unwrap();
+    /// drop((ta, tb)); // both writers are gone: their items stay to be read
+    /// let mut sum = 0;
+    /// // The loop: each guard drops out once its channel is done; the loop ends
+    /// // when none is left.
+    /// loop {
+    ///     let mut alt = Alt::new();
+    ///     alt.recv_open(&a, |v| v.unwrap_or(0));
+    ///     alt.recv_open(&b, |v| v.unwrap_or(0));
+    ///     let Some(fired) = alt.try_select() else { break };
+    ///     sum += fired.output;
+    /// }
+    /// assert_eq!(sum, 16);
+    /// ```
+    pub fn try_select(&mut self) -> Option<Fired<R>> {
+        self.any_enabled().then(|| self.select())
+    }
+
+    /// [`try_select`](Self::try_select) with the **fair** policy.
+    pub fn try_select_fair(&mut self, fair: &mut Fair) -> Option<Fired<R>> {
+        self.any_enabled().then(|| self.select_fair(fair))
+    }
+
+    /// Whether some guard is enabled (its precondition held).
+    fn any_enabled(&mut self) -> bool {
+        let mut cases: Vec<&mut (dyn Case + 'a)> = Vec::new();
+        for g in self.guards.iter_mut() {
+            g.push_cases(&mut cases);
+        }
+        cases.iter().any(|c| c.kind() != Kind::Off)
     }
 
     fn run(&mut self, sel: impl FnOnce(&mut [&mut (dyn Case + 'a)]) -> usize) -> Fired<R> {

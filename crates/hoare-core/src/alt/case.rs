@@ -4,7 +4,8 @@
 //! These types are public only so that the [`alt!`](crate::alt!) macro can name them
 //! from other crates; they are not part of the stable API.
 
-use crate::chan::select::{complete_recv, complete_send, Deal, SelectLock, Selected};
+use crate::chan::ops::{ExtEnd, ReleaseOnDrop};
+use crate::chan::select::{complete_recv, complete_send, Deal, FinishOnDrop, SelectLock, Selected};
 use crate::chan::{Entry, Packet, RawChan, RecvError, SendError};
 use crate::timer::Timer;
 use crate::wait::Guard;
@@ -461,6 +462,211 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
     #[inline]
     fn passive(&mut self, poisoned: bool) {
         self.state = State::Chosen { poisoned };
+    }
+}
+
+/// Where an [`ExtRecvCase`] stands.
+enum ExtState<T> {
+    Open,
+    /// Chosen by this alt: a claimed rendezvous writer (its value still in its
+    /// packet, the writer held until the closure returns), or a buffered item in
+    /// this case's packet (its place reserved until then).
+    Decided(Deal<T>),
+    /// Chosen by a writer while the alt waited (`poisoned`: by poison). The value
+    /// is in the packet; a rendezvous writer waits on the private waiter it left
+    /// in the packet, a bounded channel keeps the item's place reserved.
+    Passive {
+        poisoned: bool,
+    },
+    /// The channel was poisoned.
+    Poisoned,
+    /// The result was taken (or the guard never fired).
+    Taken,
+}
+
+/// An extended-rendezvous receive guard (JCSP's alt, then `startRead` …
+/// `endRead`): when it is chosen, its closure runs on the value with the writer
+/// still held (a rendezvous writer stays blocked, a bounded channel keeps the
+/// item's place), which is released when the closure returns or panics, exactly
+/// as [`Receiver::recv_with`](crate::chan::Receiver::recv_with).
+#[doc(hidden)]
+pub struct ExtRecvCase<'a, T, F> {
+    chan: Option<&'a RawChan<T>>,
+    lock: LockRef<'a, T>,
+    state: ExtState<T>,
+    packet: Packet<T>,
+    f: Option<F>,
+}
+
+impl<'a, T, F> ExtRecvCase<'a, T, F> {
+    /// An extended receive guard on `chan` (`None`: precondition false) whose
+    /// closure is `f`.
+    #[inline]
+    pub fn new<R>(chan: Option<&'a RawChan<T>>, f: F) -> Self
+    where
+        F: FnOnce(T) -> R,
+    {
+        Self {
+            chan,
+            lock: LockRef::new(),
+            state: ExtState::Open,
+            packet: Packet::extended(),
+            f: Some(f),
+        }
+    }
+
+    #[inline]
+    fn chan(&self) -> &'a RawChan<T> {
+        self.chan.expect("hoare: a disabled guard was used")
+    }
+
+    fn decide(&mut self, s: Selected<Deal<T>>) -> bool {
+        match s {
+            Selected::Ready(d) => {
+                self.state = ExtState::Decided(d);
+                true
+            }
+            Selected::Poisoned => {
+                self.state = ExtState::Poisoned;
+                true
+            }
+            Selected::NotReady => false,
+        }
+    }
+
+    /// Runs `f` on the value of a chosen guard with the writer held, then
+    /// releases the writer (also if `f` panics). `None` if not chosen.
+    pub(crate) fn run<R>(&mut self, f: impl FnOnce(T) -> R) -> Option<Result<R, RecvError>> {
+        match std::mem::replace(&mut self.state, ExtState::Taken) {
+            ExtState::Open | ExtState::Taken => None,
+            ExtState::Poisoned | ExtState::Passive { poisoned: true } => {
+                Some(Err(RecvError::Poisoned))
+            }
+            ExtState::Decided(Deal::Partner(s)) => {
+                let _finish = FinishOnDrop(s.waiter);
+                // SAFETY: claimed under the lock; the writer's packet is full and
+                // stays put until its waiter is finished, when `f` has returned.
+                let v = unsafe { Packet::read_raw(s.packet) };
+                Some(Ok(f(v)))
+            }
+            ExtState::Decided(Deal::Done) => {
+                let _release = ReleaseOnDrop(self.chan());
+                Some(Ok(f(self.packet.take_full())))
+            }
+            ExtState::Passive { poisoned: false } => {
+                let _end = ExtEnd {
+                    chan: self.chan(),
+                    writer: self.packet.writer(),
+                };
+                Some(Ok(f(self.packet.take_full())))
+            }
+        }
+    }
+}
+
+impl<'a, T, R, F: FnOnce(T) -> R> ExtRecvCase<'a, T, F> {
+    /// The closure's result if this guard was chosen (the closure ran with the
+    /// writer held), or the poison.
+    #[inline]
+    pub fn into_chosen(mut self) -> Option<Result<R, RecvError>> {
+        self.take_chosen()
+    }
+
+    pub(crate) fn take_chosen(&mut self) -> Option<Result<R, RecvError>> {
+        if matches!(self.state, ExtState::Open | ExtState::Taken) {
+            return None;
+        }
+        let f = self.f.take().expect("hoare: an alt guard fired twice");
+        self.run(f)
+    }
+}
+
+impl<T, F> Drop for ExtRecvCase<'_, T, F> {
+    fn drop(&mut self) {
+        // A chosen guard whose result was never asked for (a panic between the
+        // alt and its arm): release the writer without running the closure.
+        if matches!(
+            self.state,
+            ExtState::Decided(_) | ExtState::Passive { poisoned: false }
+        ) {
+            let _ = self.run(drop);
+        }
+    }
+}
+
+// SAFETY: `addr` is the address of the channel `lock_own` locks; the lock slot is
+// an `Option<SelectLock<'_, T>>`, as a `ChanCase`'s.
+unsafe impl<'a, T, F> Case for ExtRecvCase<'a, T, F> {
+    #[inline]
+    fn kind(&self) -> Kind {
+        if self.chan.is_some() {
+            Kind::Chan
+        } else {
+            Kind::Off
+        }
+    }
+
+    fn guard(&self) -> Option<Guard> {
+        self.chan.map(|c| Guard::Chan {
+            op: "extended recv",
+            chan: c.object(),
+        })
+    }
+
+    fn addr(&self) -> usize {
+        self.chan().addr()
+    }
+
+    fn try_alone(&mut self) -> bool {
+        let mut g = self.chan().lock();
+        let s = g.try_recv(true, &mut self.packet);
+        drop(g);
+        self.decide(s)
+    }
+
+    fn lock_own(&mut self) {
+        self.lock.own = Some(self.chan().lock());
+        self.lock.shared = ptr::null_mut();
+    }
+
+    fn lock_slot(&mut self) -> *mut () {
+        &mut self.lock.own as *mut Option<SelectLock<'_, T>> as *mut ()
+    }
+
+    unsafe fn lock_shared(&mut self, slot: *mut ()) {
+        self.lock.shared = slot as *mut Option<SelectLock<'_, T>>;
+    }
+
+    fn unlock(&mut self) {
+        self.lock.unlock();
+    }
+
+    fn try_locked(&mut self) -> bool {
+        let s = self.lock.get().try_recv(true, &mut self.packet);
+        self.decide(s)
+    }
+
+    unsafe fn register(&mut self, waiter: *const Waiter, token: usize) {
+        let packet: *const Packet<T> = &self.packet;
+        // SAFETY: forwarded from the caller: the waiter and this case (so its
+        // empty, extended packet) stay put until `unregister`.
+        unsafe {
+            self.lock
+                .get()
+                .register_recv(Entry::new(waiter, token, packet))
+        };
+    }
+
+    fn unregister(&mut self, waiter: *const Waiter) {
+        self.chan().lock().unregister(waiter);
+    }
+
+    fn unregister_locked(&mut self, waiter: *const Waiter) {
+        self.lock.get().unregister(waiter);
+    }
+
+    fn passive(&mut self, poisoned: bool) {
+        self.state = ExtState::Passive { poisoned };
     }
 }
 

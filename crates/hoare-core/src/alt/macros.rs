@@ -9,8 +9,9 @@
 ///     recv(rx) -> v => body,               // v: Result<T, RecvError>
 ///     recv(rx) if cond -> v => body,       // with a precondition
 ///     recv(rx) => body,                    // value dropped
+///     recv_with(rx, f) -> r => body,       // extended: r = Ok(f(value)), run with the writer held
 ///     send(tx, value) -> r => body,        // r: Result<(), SendError<T>>
-///     after(timer) => body,                // any Timer: Duration, Instant, &mut Egg/Repeat/Date
+///     after(timer) => body,                // any Timer: Duration, Instant, Egg, Date, &mut Repeat
 ///     skip => body,                        // only if no other guard is ready
 ///     barrier(&mut end) => body,           // an AltingBarrierEnd
 /// }
@@ -101,6 +102,9 @@ macro_rules! __alt_parse {
     (@parse $mode:tt $arms:tt ($id:ident $($ids:ident)*) recv ($rx:expr $(,)?) $($rest:tt)*) => {
         $crate::__alt_parse!(@cond $mode $arms ($($ids)*) (recv $id ($rx)) $($rest)*)
     };
+    (@parse $mode:tt $arms:tt ($id:ident $($ids:ident)*) recv_with ($rx:expr, $f:expr $(,)?) $($rest:tt)*) => {
+        $crate::__alt_parse!(@cond $mode $arms ($($ids)*) (recv_with $id ($rx, $f)) $($rest)*)
+    };
     (@parse $mode:tt $arms:tt ($id:ident $($ids:ident)*) send ($tx:expr, $v:expr $(,)?) $($rest:tt)*) => {
         $crate::__alt_parse!(@cond $mode $arms ($($ids)*) (send $id ($tx, $v)) $($rest)*)
     };
@@ -115,7 +119,7 @@ macro_rules! __alt_parse {
     };
     (@parse $mode:tt $arms:tt $ids:tt $($rest:tt)+) => {
         ::core::compile_error!(::core::concat!(
-            "alt!: expected a guard: `recv(rx)`, `send(tx, value)`, `after(timer)` or `skip`, found `",
+            "alt!: expected a guard: `recv(rx)`, `recv_with(rx, f)`, `send(tx, value)`, `after(timer)`, `barrier(end)` or `skip`, found `",
             ::core::stringify!($($rest)+), "`"
         ))
     };
@@ -191,15 +195,21 @@ macro_rules! __alt_expand {
 #[macro_export]
 macro_rules! __alt_case {
     (recv ($rx:expr) $cond:tt) => {
-        $crate::alt::RecvCase::new(if $crate::alt::__enabled $cond {
-            ::core::option::Option::Some($rx.raw())
-        } else {
-            ::core::option::Option::None
-        })
+        $rx.__alt_recv_case($crate::alt::__enabled $cond)
+    };
+    (recv_with ($rx:expr, $f:expr) $cond:tt) => {
+        $crate::alt::ExtRecvCase::new(
+            if $crate::alt::__enabled $cond {
+                ::core::option::Option::Some($rx.raw())
+            } else {
+                ::core::option::Option::None
+            },
+            $f,
+        )
     };
     (send ($tx:expr, $v:expr) $cond:tt) => {
-        $crate::alt::SendCase::new(if $crate::alt::__enabled $cond {
-            ::core::option::Option::Some(($tx.raw(), $v))
+        $tx.__alt_send_case(if $crate::alt::__enabled $cond {
+            ::core::option::Option::Some($v)
         } else {
             ::core::option::Option::None
         })

@@ -23,8 +23,10 @@
 //! [`Egg`](crate::timer::Egg) (or a `Duration`) restarts on every alt, a
 //! [`Repeat`](crate::timer::Repeat) advances one period per firing and never
 //! restarts, and a [`Date`](crate::timer::Date) (or an `Instant`) stays expired.
-//! Pass a timer that lives across alts by `&mut` (`after(&mut tick)`): a
-//! `Repeat` is `Copy`, and a copy that fires does not advance the original.
+//! Pass a timer that lives across alts by `&mut` (`after(&mut tick)`); a
+//! [`Repeat`](crate::timer::Repeat) is not `Copy`, so `after(tick)` in a loop
+//! does not compile (it would move the timer into the first alt), while the
+//! stateless `Duration`, `Instant`, `Egg` and `Date` are passed by value.
 //!
 //! An alt that chooses `skip`, or a timeout that had expired before the alt began,
 //! has polled: it spends the process's
@@ -48,9 +50,10 @@
 //!     recv(rx) -> v => body,               // v: Result<T, RecvError>
 //!     recv(rx) if cond -> v => body,       // precondition: any bool expression
 //!     recv(rx) => body,                    // the value is dropped
+//!     recv_with(rx, |v| expr) -> r => body, // extended rendezvous: r = Ok(expr), see below
 //!     send(tx, value) -> r => body,        // r: Result<(), SendError<T>>
 //!     send(tx, value) if cond => body,
-//!     after(timer) => body,                // timer: Duration, Instant, &mut Egg/Repeat/Date…
+//!     after(timer) => body,                // timer: Duration, Instant, Egg, Date, &mut Repeat…
 //!     after(timer) if cond => body,
 //!     skip => body,
 //!     skip if cond => body,
@@ -91,6 +94,69 @@
 //! # Ok::<(), RecvError>(())
 //! ```
 //!
+//! # Extended rendezvous after an alt choice
+//! A `recv_with(rx, f)` guard (builder: [`Alt::recv_with`]) is JCSP's alt
+//! followed by `startRead`/`endRead`: when it is chosen, `f` runs on the value
+//! while the writer is still held (a rendezvous writer stays blocked, a bounded
+//! channel keeps the item's place), and the writer is released when `f` returns
+//! (or panics), as [`Receiver::recv_with`](crate::chan::Receiver::recv_with)
+//! does. The arm's body then runs with `f`'s result, the writer released. A
+//! writer sees success even if the channel is poisoned while `f` runs.
+//!
+//! ```
+//! use hoare_core::alt;
+//! use hoare_core::chan::one2one;
+//! use std::time::Duration;
+//!
+//! let (tx, rx) = one2one::<u32>();
+//! let (log_tx, log) = hoare_core::chan::Channel::builder().unbounded().one2one();
+//! let w = std::thread::spawn(move || {
+//!     tx.send(20).unwrap();
+//!     log_tx.send("writer released").unwrap();
+//! });
+//! let got = alt! {
+//!     // The writer is blocked until this closure returns: nothing is logged yet.
+//!     recv_with(rx, |v| { assert!(log.try_recv().is_err()); v + 1 }) -> r => r,
+//!     after(Duration::from_secs(5)) => panic!("no writer"),
+//! };
+//! assert_eq!(got, Ok(21));
+//! w.join().unwrap();
+//! assert_eq!(log.recv(), Ok("writer released"));
+//! ```
+//!
+//! # Ending an alt loop on poison
+//! A guard on a poisoned channel is ready for ever (it reports the poison), so a
+//! loop that merges several channels must stop offering a channel once it is
+//! done, and end when none is left. [`Receiver::is_open`](crate::chan::Receiver::is_open)
+//! (poisoned and nothing left to read: `false`, for good) and
+//! [`Sender::is_open`](crate::chan::Sender::is_open) are that precondition; a
+//! last `skip` guard, enabled only when every channel is done, ends the loop
+//! (it cannot be chosen while a guard is enabled: a channel that closed after
+//! its precondition was evaluated has a ready guard, which is chosen first):
+//!
+//! ```
+//! use hoare_core::alt;
+//! use hoare_core::chan::Channel;
+//!
+//! let (ta, a) = Channel::builder().bounded(4).one2one::<u32>();
+//! let (tb, b) = Channel::builder().bounded(4).one2one::<u32>();
+//! (1..=3).for_each(|i| ta.send(i).unwrap());
+//! tb.send(10).unwrap();
+//! drop((ta, tb)); // the writers are done
+//! let mut sum = 0;
+//! loop {
+//!     alt! {
+//!         recv(a) if a.is_open() -> v => sum += v.unwrap_or(0),
+//!         recv(b) if b.is_open() -> v => sum += v.unwrap_or(0),
+//!         skip if !a.is_open() && !b.is_open() => break,
+//!     }
+//! }
+//! assert_eq!(sum, 16);
+//! ```
+//!
+//! The builder form drops such a guard itself ([`Alt::recv_open`]) and ends the
+//! loop with [`Alt::try_select`], which returns `None` when no guard is left.
+//!
 //! # The builder form
 //! [`Alt`] takes any number of guards, replicated guards over iterators of ends
 //! ([`Alt::recv_for`], [`Alt::send_for`]), and a handler per guard; it returns
@@ -124,6 +190,7 @@
 //! | `case.rs` | the guards as the engine drives them (channel, timeout, skip) |
 //! | `engine.rs` | the one engine, and the plan a set that outlives its alts adapts it with |
 //! | `barrier.rs` | alting barriers and their guard |
+//! | `par.rs` | [`Par`], [`par_send`], [`par_recv`]: parallel communication (occam's `PAR` of communications), a round of the engine per completion |
 
 mod any;
 pub mod barrier;
@@ -131,6 +198,7 @@ mod builder;
 mod case;
 mod engine;
 mod macros;
+mod par;
 mod policy;
 
 pub use any::RecvAny;
@@ -139,9 +207,10 @@ pub use barrier::BarrierCase;
 pub use barrier::{AltingBarrier, AltingBarrierEnd};
 pub use builder::{fair_recv_any, recv_any, Alt, Fired, SendKey};
 #[doc(hidden)]
-pub use case::{Case, Kind, RecvCase, SendCase, SkipCase, TimeoutCase};
+pub use case::{Case, ExtRecvCase, Kind, RecvCase, SendCase, SkipCase, TimeoutCase};
 #[doc(hidden)]
 pub use engine::select as __select;
+pub use par::{par_recv, par_send, Par};
 pub use policy::Fair;
 
 /// Evaluates a guard's precondition (the macro's way of avoiding parentheses

@@ -28,6 +28,36 @@ pub trait Sharing: sealed::Sealed + Send + Sync + 'static {
 }
 
 /// An exclusive end: exactly one process uses it; it cannot be cloned.
+///
+/// # Why `One` ends are `Sync`
+/// A `Sender<T, One>` (or `Receiver<T, One>`) is `Sync`, so a reference to it can
+/// reach another process. That is deliberate: the type enforces that the end
+/// cannot be *cloned*, and leaves "one process at a time" to the borrow, because
+/// the idiom that needs it is occam's `PAR` of communications on ends the parent
+/// owns, where each branch borrows one end while the parent waits for both:
+///
+/// ```
+/// use hoare_core::chan::one2one;
+///
+/// let (a, ra) = one2one::<u32>();
+/// let (b, rb) = one2one::<u32>();
+/// let readers = std::thread::spawn(move || (ra.recv(), rb.recv()));
+/// std::thread::scope(|s| {
+///     // Each branch borrows one `One` end: this needs `&Sender<u32, One>: Send`,
+///     // that is `Sender<u32, One>: Sync`.
+///     s.spawn(|| a.send(1).unwrap());
+///     s.spawn(|| b.send(2).unwrap());
+/// });
+/// assert_eq!(readers.join().unwrap(), (Ok(1), Ok(2)));
+/// ```
+///
+/// (hoare's `par2(|| a.send(v), || b.send(v))` and its scopes are the same
+/// pattern; the CommsTime benchmark's parallel delta is written so.) Making the
+/// ends `!Sync` would forbid this without preventing the misuse it aims at: two
+/// processes can still use one end in turn by moving it. Using one end from two
+/// processes at once is not unsafe either: every operation takes the channel's
+/// lock, and the end then behaves like an [`Any`] end (its parties are served in
+/// FIFO order). See `docs/semantics.md#channels`.
 #[derive(Debug, Clone, Copy)]
 pub struct One;
 
@@ -216,6 +246,22 @@ impl<T, S: Sharing> Sender<T, S> {
         self.chan.is_poisoned()
     }
 
+    /// Whether a send on this end may still deliver: the channel is not poisoned.
+    /// Once `false`, it stays `false`. The precondition that drops a send guard
+    /// from an alt loop once its channel is poisoned (see
+    /// [the alt loop idiom](mod@crate::alt#ending-an-alt-loop-on-poison)):
+    /// `send(tx, v) if tx.is_open() => …`.
+    ///
+    /// ```
+    /// let (tx, rx) = hoare_core::chan::one2one::<u8>();
+    /// assert!(tx.is_open());
+    /// drop(rx); // poisons from the reading side
+    /// assert!(!tx.is_open());
+    /// ```
+    pub fn is_open(&self) -> bool {
+        !self.chan.is_poisoned()
+    }
+
     /// This end, made non-poisonable: its [`poison`](Self::poison) does nothing.
     /// (Dropping the last end of a side still poisons, or the other side could wait
     /// for ever.)
@@ -235,9 +281,62 @@ impl<T, S: Sharing> Sender<T, S> {
         &self.chan
     }
 
+    /// The send guard the [`alt!`](crate::alt!) macro makes (`None`: its
+    /// precondition is false).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn __alt_send_case(&self, value: Option<T>) -> crate::alt::SendCase<'_, T> {
+        crate::alt::SendCase::new(value.map(|v| (&*self.chan, v)))
+    }
+
     /// Whether `self` and `other` are ends of the same channel.
     pub fn same_channel<S2: Sharing>(&self, other: &Receiver<T, S2>) -> bool {
         std::ptr::eq(&*self.chan, &*other.chan)
+    }
+
+    /// The number of items buffered in the channel now: always 0 on a rendezvous
+    /// channel (see also [`capacity`](Self::capacity)). Another process may change
+    /// it at once; use it for monitoring, not to decide whether an operation will
+    /// block (the `try_*` forms do that).
+    ///
+    /// ```
+    /// use hoare_core::chan::Channel;
+    ///
+    /// let (tx, rx) = Channel::builder().bounded(4).one2one();
+    /// tx.send(1).unwrap();
+    /// tx.send(2).unwrap();
+    /// assert_eq!((tx.len(), tx.is_empty(), tx.is_full()), (2, false, false));
+    /// assert_eq!(tx.capacity(), Some(4));
+    /// ```
+    pub fn len(&self) -> usize {
+        self.chan.len()
+    }
+
+    /// Whether the channel's buffer is empty now (always, on a rendezvous
+    /// channel).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the buffer is at its capacity now: a bounded channel's `send`
+    /// would block, an overwriting one's would drop its oldest item. Always
+    /// `true` on a rendezvous channel (capacity 0), never on an unbounded one.
+    pub fn is_full(&self) -> bool {
+        self.capacity().is_some_and(|c| self.len() >= c)
+    }
+
+    /// The capacity of the channel's buffer: `Some(0)` for a rendezvous channel,
+    /// `Some(n)` for a bounded or overwriting channel of `n`, `None` for an
+    /// unbounded one.
+    ///
+    /// ```
+    /// use hoare_core::chan::{one2one, Channel};
+    ///
+    /// assert_eq!(one2one::<u8>().0.capacity(), Some(0));
+    /// assert_eq!(Channel::builder().unbounded().one2one::<u8>().1.capacity(), None);
+    /// ```
+    pub fn capacity(&self) -> Option<usize> {
+        self.chan.capacity()
     }
 }
 
@@ -381,6 +480,30 @@ impl<T, S: Sharing> Receiver<T, S> {
         self.chan.is_poisoned()
     }
 
+    /// Whether a receive on this end may still deliver a value: the channel is not
+    /// poisoned, or it is but still buffers items (writer-side poison leaves them
+    /// for the readers). Once `false` it stays `false`: every later receive reports
+    /// the poison. The precondition that drops a receive guard from an alt loop
+    /// once its channel is done (a poisoned guard is otherwise ready for ever; see
+    /// [the alt loop idiom](mod@crate::alt#ending-an-alt-loop-on-poison)):
+    /// `recv(rx) if rx.is_open() -> v => …`.
+    ///
+    /// ```
+    /// use hoare_core::chan::Channel;
+    ///
+    /// let (tx, rx) = Channel::builder().bounded(2).one2one::<u8>();
+    /// tx.send(1).unwrap();
+    /// drop(tx); // poisons from the writing side: the item stays for the reader
+    /// assert!(rx.is_poisoned() && rx.is_open());
+    /// assert_eq!(rx.recv(), Ok(1));
+    /// assert!(!rx.is_open());
+    /// ```
+    pub fn is_open(&self) -> bool {
+        // Poison is final and no item enters a poisoned channel, so "poisoned and
+        // empty" stays true once seen.
+        !(self.chan.is_poisoned() && self.chan.len() == 0)
+    }
+
     /// This end, made non-poisonable: its [`poison`](Self::poison) does nothing.
     pub fn non_poisonable(mut self) -> Self {
         self.poisonable = false;
@@ -396,6 +519,62 @@ impl<T, S: Sharing> Receiver<T, S> {
     /// [`alt!`](crate::alt!) macro calls this).
     pub fn raw(&self) -> &RawChan<T> {
         &self.chan
+    }
+
+    /// The receive guard the [`alt!`](crate::alt!) macro makes (`on`: its
+    /// precondition).
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn __alt_recv_case(&self, on: bool) -> crate::alt::RecvCase<'_, T> {
+        crate::alt::RecvCase::new(if on { Some(&*self.chan) } else { None })
+    }
+
+    /// The number of items buffered in the channel now: always 0 on a rendezvous
+    /// channel (see also [`capacity`](Self::capacity)). Another process may change
+    /// it at once; use it for monitoring, not to decide whether an operation will
+    /// block (the `try_*` forms do that).
+    ///
+    /// ```
+    /// use hoare_core::chan::Channel;
+    ///
+    /// let (tx, rx) = Channel::builder().bounded(4).one2one();
+    /// tx.send(1).unwrap();
+    /// tx.send(2).unwrap();
+    /// assert_eq!((rx.len(), rx.is_empty(), rx.is_full()), (2, false, false));
+    /// rx.recv().unwrap();
+    /// rx.recv().unwrap();
+    /// assert!(rx.is_empty());
+    /// assert_eq!(rx.capacity(), Some(4));
+    /// ```
+    pub fn len(&self) -> usize {
+        self.chan.len()
+    }
+
+    /// Whether the channel's buffer is empty now (always, on a rendezvous
+    /// channel).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the buffer is at its capacity now: a bounded channel's `send`
+    /// would block, an overwriting one's would drop its oldest item. Always
+    /// `true` on a rendezvous channel (capacity 0), never on an unbounded one.
+    pub fn is_full(&self) -> bool {
+        self.capacity().is_some_and(|c| self.len() >= c)
+    }
+
+    /// The capacity of the channel's buffer: `Some(0)` for a rendezvous channel,
+    /// `Some(n)` for a bounded or overwriting channel of `n`, `None` for an
+    /// unbounded one.
+    ///
+    /// ```
+    /// use hoare_core::chan::{one2one, Channel};
+    ///
+    /// assert_eq!(one2one::<u8>().0.capacity(), Some(0));
+    /// assert_eq!(Channel::builder().unbounded().one2one::<u8>().1.capacity(), None);
+    /// ```
+    pub fn capacity(&self) -> Option<usize> {
+        self.chan.capacity()
     }
 }
 

@@ -81,6 +81,7 @@
 //! | `raw.rs` | [`RawChan`]: the shared state of one channel (the lock, the queues, the poison flag, the buffer, the end counts); poison |
 //! | `waitq.rs`, `packet.rs` | the FIFO of waiting parties; the value slot and the one hand-off between two slots |
 //! | `factory.rs`, `bundle.rs`, `error.rs` | making channels, request–reply, errors |
+//! | `broadcast.rs` | [`broadcast()`]: one writer to every enrolled reader, on the same protocol (its own state and alt guards) |
 //!
 //! # Large values
 //! A value is moved by pointer, once into the channel and once out: a blocked
@@ -94,18 +95,23 @@
 //! `hoare::DEFAULT_STACK_SIZE`); for larger ones give it a larger stack, or send a
 //! `Box`.
 
+pub mod broadcast;
 mod buffered;
 pub mod bundle;
 mod ends;
 pub mod error;
 mod factory;
-mod ops;
+pub(crate) mod ops;
 mod packet;
 mod raw;
 mod rendezvous;
 pub(crate) mod select;
 mod waitq;
 
+pub use broadcast::{
+    broadcast, broadcast_bounded, broadcast_overwriting, BroadcastReceiver, BroadcastSender,
+    RawBroadcast,
+};
 pub use bundle::{request_reply, request_reply_with, CallError, ClientEnd, Request, ServerEnd};
 pub use ends::{Any, IntoIter, Iter, One, Receiver, Sender, Sharing};
 pub use error::{

@@ -26,9 +26,9 @@ pub(crate) enum Wait {
 }
 
 /// Wakes an extended rendezvous's writer, or frees its buffer place, when dropped.
-struct ExtEnd<'a, T> {
-    chan: &'a RawChan<T>,
-    writer: *const Waiter,
+pub(crate) struct ExtEnd<'a, T> {
+    pub(crate) chan: &'a RawChan<T>,
+    pub(crate) writer: *const Waiter,
 }
 
 impl<T> Drop for ExtEnd<'_, T> {
@@ -44,7 +44,7 @@ impl<T> Drop for ExtEnd<'_, T> {
 }
 
 /// Frees a reserved buffer place when dropped (also when a closure panics).
-struct ReleaseOnDrop<'a, T>(&'a RawChan<T>);
+pub(crate) struct ReleaseOnDrop<'a, T>(pub(crate) &'a RawChan<T>);
 
 impl<T> Drop for ReleaseOnDrop<'_, T> {
     fn drop(&mut self) {

@@ -136,6 +136,23 @@ impl<T> RawChan<T> {
         drop(discarded);
     }
 
+    /// The number of items in the buffer now (always 0 on a rendezvous channel).
+    /// Items taken by an extended reader whose closure has not returned are no
+    /// longer counted, though on a bounded channel they keep their places.
+    pub(crate) fn len(&self) -> usize {
+        self.state.lock().items.len()
+    }
+
+    /// The buffer's capacity: `Some(0)` for a rendezvous channel, `None` for an
+    /// unbounded one.
+    pub(crate) fn capacity(&self) -> Option<usize> {
+        match self.buffer {
+            Buffer::Rendezvous => Some(0),
+            Buffer::Bounded(c) | Buffer::Overwriting(c) => Some(c),
+            Buffer::Unbounded => None,
+        }
+    }
+
     /// Ends an extended rendezvous on a buffered channel: frees the item's place in
     /// the buffer, which a blocked sender may now take.
     pub(crate) fn release(&self) {

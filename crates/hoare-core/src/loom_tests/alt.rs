@@ -3,7 +3,7 @@
 
 use crate::alt;
 use crate::alt::Alt;
-use crate::chan::{one2one, SendTimeoutError};
+use crate::chan::{any2any, one2one, SendTimeoutError};
 use crate::timer::Timer;
 use loom::thread;
 use std::time::Instant;
@@ -232,5 +232,73 @@ fn recv_any_stale_entries_across_waits() {
         let from_a: Vec<u32> = got.iter().filter(|g| g.0 == 0).map(|g| g.1).collect();
         let from_b: Vec<u32> = got.iter().filter(|g| g.0 == 1).map(|g| g.1).collect();
         assert_eq!((from_a, from_b), (vec![1, 2], vec![10]), "got {got:?}");
+    });
+}
+
+/// An extended receive guard (`recv_with` in an alt) racing a timeout for a
+/// writer with a deadline: the closure runs exactly when the writer's send
+/// succeeds, and the writer is released only after the closure has returned,
+/// whichever way the guard was chosen (the alt claiming a waiting writer, or the
+/// writer claiming the registered alt and handing it the private waiter of its
+/// second phase). Catches: a chosen extended guard that finishes the claimed
+/// writer before running the closure (the writer sees `Ok` while the closure has
+/// not returned); an alt's extended packet handed a value as a plain one (the
+/// passive path releases the writer at once: the same).
+#[test]
+fn extended_guard_holds_the_writer() {
+    use loom::sync::atomic::{AtomicBool, Ordering};
+    use loom::sync::Arc;
+    loom::model(|| {
+        let (tx, rx) = one2one::<u32>();
+        let done = Arc::new(AtomicBool::new(false));
+        let d = done.clone();
+        let w = thread::spawn(move || {
+            let r = tx.send_deadline(1, Instant::now());
+            if r.is_ok() {
+                assert!(
+                    d.load(Ordering::SeqCst),
+                    "released before the closure returned"
+                );
+            }
+            (r.is_ok(), tx)
+        });
+        let got = alt! {
+            recv_with(rx, |v| {
+                done.store(true, Ordering::SeqCst);
+                v
+            }) -> r => Some(r.unwrap()),
+            after(Racing) => None,
+        };
+        let (sent, _tx) = w.join().unwrap();
+        assert_eq!(sent, got.is_some());
+        assert!(got.is_none_or(|v| v == 1));
+    });
+}
+
+/// A parallel receive of two values from two writers (`par_recv`: one alt per
+/// completion over the cases still pending, each case renewed from round to
+/// round; here two receive ends of one any2any channel, so that the alt's lock
+/// order cannot depend on heap addresses, which loom needs to be the same on
+/// every execution): each value arrives once, both writers complete. Catches: a
+/// round that leaves the chosen case in the pending set (the next alt waits for a
+/// third value that never comes: deadlock); a case renewed while its previous
+/// registration is still in the queue (a writer claims the stale entry of a
+/// finished wait: loom sees the access to the dead case, or a value is lost).
+#[test]
+fn par_recv_two_writers() {
+    loom::model(|| {
+        let (tx, rx) = any2any::<u32>();
+        let tx2 = tx.clone();
+        let w1 = thread::spawn(move || tx.send(1).is_ok());
+        let w2 = thread::spawn(move || tx2.send(2).is_ok());
+        let rxs = [rx.clone(), rx];
+        let mut got: Vec<u32> = crate::alt::par_recv(&rxs)
+            .into_iter()
+            .map(|r| r.unwrap())
+            .collect();
+        got.sort();
+        assert_eq!(got, [1, 2]);
+        assert!(w1.join().unwrap());
+        assert!(w2.join().unwrap());
     });
 }

@@ -13,6 +13,7 @@
 mod alt;
 mod awake;
 mod barrier;
+mod broadcast;
 mod cancel;
 mod chan;
 mod sched;

@@ -1,9 +1,10 @@
 //! Runtimes: [`RuntimeBuilder`], [`Runtime`], and [`run`]/[`try_run`], which run a
 //! root process in a new runtime and shut it down when the root returns.
 
+use super::builder::Failed;
 use super::builder::DEFAULT_STACK_SIZE;
 use super::error::{spawn_error, ProcessError};
-use super::join::{run_body, Finish, Process, SlotRef};
+use super::join::{run_body, Finish, JoinHandle, Process, SlotRef};
 use crate::detect::{OnDeadlock, RootDone};
 use crate::lifecycle::Core;
 use crate::shared::Opts;
@@ -111,7 +112,9 @@ impl RuntimeBuilder {
     /// it was spawned and what it waits on; `run` panics with the report.
     /// [`OnDeadlock::Warn`] prints the report and keeps waiting (for programs fed
     /// by threads the runtime cannot see); [`OnDeadlock::Ignore`] does not look
-    /// (and starts no detector thread).
+    /// (and starts no detector thread). A runtime used through its
+    /// [`Handle`] without `run` has no `run` to end: it prints the report, as
+    /// `Warn` does.
     ///
     /// ```
     /// use hoare_runtime::{OnDeadlock, ProcessError, Runtime};
@@ -369,6 +372,179 @@ impl Runtime {
             Ok(v) => v,
             Err(e) => e.resume(),
         }
+    }
+}
+
+impl Runtime {
+    /// A [`Handle`] to this runtime, for plain threads (or callbacks from a C
+    /// library) that spawn processes into it while it runs.
+    ///
+    /// ```
+    /// let rt = hoare_runtime::Runtime::builder().workers(2).build();
+    /// let h = rt.handle();
+    /// let t = std::thread::spawn(move || h.spawn(|| 6 * 7).join());
+    /// assert_eq!(t.join().unwrap().unwrap(), 42);
+    /// rt.shutdown();
+    /// ```
+    pub fn handle(&self) -> Handle {
+        Handle {
+            shared: self.core.shared.clone(),
+        }
+    }
+
+    /// Spawns `p` into this runtime from any thread: [`Handle::spawn`].
+    #[track_caller]
+    pub fn spawn<P>(&self, p: P) -> JoinHandle<P::Output>
+    where
+        P: Process + 'static,
+    {
+        self.handle().spawn(p)
+    }
+
+    /// Shuts the runtime down now, as [`run`](Self::run) does when its root
+    /// returns (`docs/semantics.md#shutdown`): the workers stop, and every process
+    /// that has not finished is cancelled and unwound (its destructors run); the
+    /// join handles of those report [`ProcessError::Cancelled`], and a spawn
+    /// through a [`Handle`] afterwards gives a handle that reports it too.
+    /// Dropping a `Runtime` does the same.
+    ///
+    /// ```
+    /// let rt = hoare_runtime::Runtime::builder().workers(1).build();
+    /// let (tx, rx) = hoare_core::chan::one2one::<u32>();
+    /// let stuck = rt.spawn(move || rx.recv()); // nobody ever sends
+    /// let done = rt.spawn(|| 1);
+    /// assert_eq!(done.join().unwrap(), 1);
+    /// rt.shutdown(); // unwinds the blocked receiver
+    /// assert!(matches!(stuck.join(), Err(hoare_runtime::ProcessError::Cancelled)));
+    /// drop(tx);
+    /// ```
+    pub fn shutdown(mut self) {
+        self.core.shutdown();
+    }
+}
+
+/// A handle to a running [`Runtime`] (tokio's `Handle`): cheap to clone, `Send`
+/// and `Sync`, so plain threads and callbacks from C code can keep one (in a
+/// `static`, say) and spawn processes into the runtime and join them, while the
+/// thread that owns the `Runtime` uses it too, and shuts it down explicitly
+/// ([`Runtime::shutdown`]) or by dropping it.
+///
+/// ```
+/// use hoare_runtime::{Handle, Runtime};
+/// use std::sync::OnceLock;
+///
+/// static RT: OnceLock<Handle> = OnceLock::new();
+///
+/// // A callback a C library calls on its own threads.
+/// extern "C" fn on_event(x: u32) -> u32 {
+///     let h = RT.get().expect("the runtime is running");
+///     h.spawn(move || x * 2).join().unwrap_or(0)
+/// }
+///
+/// let rt = Runtime::builder().workers(2).build();
+/// RT.set(rt.handle()).unwrap();
+/// let threads: Vec<_> = (0..4).map(|i| std::thread::spawn(move || on_event(i))).collect();
+/// let sum: u32 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+/// assert_eq!(sum, 12);
+/// rt.shutdown();
+/// ```
+#[derive(Clone)]
+pub struct Handle {
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for Handle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handle")
+            .field("workers", &self.shared.workers.len())
+            .field("shut_down", &self.is_shut_down())
+            .finish()
+    }
+}
+
+impl Handle {
+    /// The handle of the runtime the caller runs in (a process, or a thread
+    /// process), if any.
+    ///
+    /// ```
+    /// let h = hoare_runtime::run(|| hoare_runtime::Handle::current().unwrap());
+    /// assert!(h.is_shut_down()); // `run` shut it down when its root returned
+    /// assert!(hoare_runtime::Handle::current().is_none()); // not in a runtime here
+    /// ```
+    pub fn current() -> Option<Handle> {
+        Shared::with_current(|sh| Handle { shared: sh.clone() })
+    }
+
+    /// Spawns `p` into the runtime, from any thread (a process of this or another
+    /// runtime, a plain thread, a callback from C); the handle joins it from any
+    /// thread too. After the runtime has shut down, `p` is dropped without running
+    /// and the handle reports [`ProcessError::Cancelled`].
+    ///
+    /// # Panics
+    /// If the OS refuses the memory for the process's stack (see
+    /// [`try_spawn`](Self::try_spawn)).
+    #[track_caller]
+    pub fn spawn<P>(&self, p: P) -> JoinHandle<P::Output>
+    where
+        P: Process + 'static,
+    {
+        match self.spawn_inner(p) {
+            Ok(h) => h,
+            Err(f) => f.handle_or_panic(),
+        }
+    }
+
+    /// [`spawn`](Self::spawn), with the failure as an error (the runtime has shut
+    /// down: [`Other`](io::ErrorKind::Other); no memory for the stack).
+    ///
+    /// ```
+    /// let rt = hoare_runtime::Runtime::new();
+    /// let h = rt.handle();
+    /// rt.shutdown();
+    /// assert!(h.try_spawn(|| ()).is_err());
+    /// ```
+    #[track_caller]
+    pub fn try_spawn<P>(&self, p: P) -> io::Result<JoinHandle<P::Output>>
+    where
+        P: Process + 'static,
+    {
+        self.spawn_inner(p).map_err(|f| f.error)
+    }
+
+    #[track_caller]
+    fn spawn_inner<P>(&self, p: P) -> Result<JoinHandle<P::Output>, Failed<P::Output>>
+    where
+        P: Process + 'static,
+    {
+        let opts = SpawnOpts {
+            name: None,
+            stack_size: None,
+            pinned: false,
+            site: Location::caller(),
+            shared: &self.shared,
+        };
+        let (slot, mine) = SlotRef::<P::Output>::pair();
+        let fin = Finish {
+            slot: Some(mine),
+            scope: std::ptr::null(),
+        };
+        // SAFETY: 'static: nothing borrowed can dangle.
+        match unsafe { spawn::spawn_raw(opts, move || run_body(p, fin)) } {
+            Ok(id) => Ok(JoinHandle { slot, id }),
+            Err(e) => Err(Failed::new(e, JoinHandle { slot, id: 0 })),
+        }
+    }
+
+    /// Whether the runtime has begun to shut down.
+    pub fn is_shut_down(&self) -> bool {
+        self.shared
+            .shutdown
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// The runtime's number of workers.
+    pub fn workers(&self) -> usize {
+        self.shared.workers.len()
     }
 }
 

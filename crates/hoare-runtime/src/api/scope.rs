@@ -25,7 +25,13 @@ pub struct Scope<'scope, 'env: 'scope> {
 }
 
 /// A handle to a process of a [`Scope`].
-#[must_use = "an unjoined scoped process is joined at the end of its scope"]
+///
+/// Not `#[must_use]`: dropping it loses nothing, since the scope joins every
+/// process it spawned before it returns (and panics if one of them panicked
+/// unjoined), so the idiom `s.spawn(move || …);` is the ordinary way to start a
+/// scoped process and compiles without a warning (the example on [`scope`] denies
+/// `unused_must_use`). Keep the handle to `join` one process early or to take its
+/// result.
 pub struct ScopedJoinHandle<'scope, T> {
     inner: JoinHandle<T>,
     scope: &'scope ScopeData,
@@ -141,6 +147,7 @@ unsafe impl Send for PanicCounter {}
 /// re-raised). If a child panicked and nobody joined it, `scope` panics.
 ///
 /// ```
+/// #![deny(unused_must_use)] // the idiom below compiles without a warning
 /// let mut v = vec![1, 2, 3];
 /// hoare_runtime::run(|| {
 ///     hoare_runtime::scope(|s| {
