@@ -168,3 +168,78 @@ impl<T> WaitQueue<T> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::park::Unparker;
+
+    unsafe fn nothing(_: *const ()) {}
+
+    fn waiters(n: usize) -> Vec<Waiter> {
+        (0..n)
+            // SAFETY: `nothing` touches nothing.
+            .map(|_| Waiter::new(unsafe { Unparker::from_raw(ptr::null(), nothing) }))
+            .collect()
+    }
+
+    fn entry(w: &Waiter, token: usize) -> Entry<u32> {
+        Entry::new(w, token, ptr::null())
+    }
+
+    /// FIFO across the lone entry and the deque, both ways (fails if `push` fills
+    /// the empty `one` while `many` still holds entries: checked).
+    #[test]
+    fn fifo_through_one_and_many() {
+        let ws = waiters(5);
+        let mut q = WaitQueue::new();
+        q.push(entry(&ws[0], 0));
+        q.push(entry(&ws[1], 1));
+        q.push(entry(&ws[2], 2));
+        assert_eq!(q.claim().map(|e| e.token), Some(0));
+        q.push(entry(&ws[3], 3));
+        assert_eq!(q.claim().map(|e| e.token), Some(1));
+        assert_eq!(q.claim().map(|e| e.token), Some(2));
+        assert_eq!(q.claim().map(|e| e.token), Some(3));
+        assert!(q.claim().is_none());
+        // Empty again: the next one is kept inline, and served before later ones.
+        q.push(entry(&ws[4], 4));
+        assert_eq!(q.claim().map(|e| e.token), Some(4));
+        assert!(q.claim().is_none());
+    }
+
+    /// Removing from the lone entry and from the deque; a stale (claimed) entry
+    /// is skipped by the next claim.
+    #[test]
+    fn remove_and_stale_entries() {
+        let ws = waiters(4);
+        let mut q = WaitQueue::new();
+        q.push(entry(&ws[0], 0));
+        assert!(q.remove(&ws[0]));
+        assert!(!q.remove(&ws[0]));
+        assert!(!q.remove(ptr::null()));
+        assert!(q.claim().is_none());
+        q.push(entry(&ws[1], 1));
+        q.push(entry(&ws[2], 2));
+        q.push(entry(&ws[3], 3));
+        assert!(q.remove(&ws[2]));
+        assert!(ws[1].try_claim(9)); // committed elsewhere: stale here
+        assert_eq!(q.claim().map(|e| e.token), Some(3));
+        assert!(q.claim().is_none());
+    }
+
+    /// Poison wakes the lone entry and every queued one.
+    #[test]
+    fn poison_all_wakes_every_entry() {
+        let ws = waiters(3);
+        let mut q = WaitQueue::new();
+        q.push(entry(&ws[0], 0));
+        q.poison_all();
+        assert!(ws[0].is_done());
+        q.push(entry(&ws[1], 1));
+        q.push(entry(&ws[2], 2));
+        q.poison_all();
+        assert!(ws[1].is_done() && ws[2].is_done());
+        assert!(q.claim().is_none());
+    }
+}
