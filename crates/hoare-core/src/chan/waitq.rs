@@ -9,6 +9,7 @@
 use super::packet::Packet;
 use crate::waiter::Waiter;
 use std::collections::VecDeque;
+use std::ptr;
 
 /// One guard of one waiting party in a channel's queue: its waiter, the token the
 /// waiter is claimed with (an alt's guard index; `0` for a plain send or receive),
@@ -30,6 +31,14 @@ impl<T> Clone for Entry<T> {
 impl<T> Copy for Entry<T> {}
 
 impl<T> Entry<T> {
+    /// No entry (an empty [`WaitQueue::one`]).
+    const NONE: Self = Self {
+        waiter: ptr::null(),
+        token: 0,
+        packet: ptr::null(),
+        exclusive: false,
+    };
+
     /// An entry for `waiter` and `packet`, claimed with `token`.
     ///
     /// The pointers are only stored here; the contract that makes them usable is on
@@ -54,8 +63,18 @@ impl<T> Entry<T> {
 }
 
 /// A FIFO of waiting parties, behind its channel's lock.
+///
+/// A lone entry is kept inline (`one`), more in a `VecDeque` (`many`), never both:
+/// a one2one rendezvous has at most one waiting party per side, and registers and
+/// claims it with a few plain moves instead of the ring buffer's index arithmetic
+/// (CommsTime, 1 worker: 489 → 472 instructions per communication; ring 382 →
+/// 368 per hop; StressedAlt 10 × 100, whose queues are long, 500 → 516 per alt).
 pub(crate) struct WaitQueue<T> {
-    q: VecDeque<Entry<T>>,
+    /// The only entry, while `many` is empty (a null waiter: none).
+    one: Entry<T>,
+    /// The entries, oldest first, once there were two at a time (then `one` is
+    /// empty).
+    many: VecDeque<Entry<T>>,
 }
 
 // SAFETY: the raw pointers in the entries are only dereferenced under the contract of
@@ -65,13 +84,41 @@ unsafe impl<T: Send> Send for WaitQueue<T> {}
 
 impl<T> WaitQueue<T> {
     pub(crate) const fn new() -> Self {
-        Self { q: VecDeque::new() }
+        Self {
+            one: Entry::NONE,
+            many: VecDeque::new(),
+        }
     }
 
     /// Appends an entry (FIFO).
     #[inline]
     pub(crate) fn push(&mut self, e: Entry<T>) {
-        self.q.push_back(e);
+        if self.one.waiter.is_null() && self.many.is_empty() {
+            self.one = e;
+        } else {
+            self.push_many(e);
+        }
+    }
+
+    /// Appends `e` to `many`, behind the lone entry if there is one.
+    #[inline]
+    fn push_many(&mut self, e: Entry<T>) {
+        if !self.one.waiter.is_null() {
+            self.many.push_back(self.one);
+            self.one.waiter = ptr::null();
+        }
+        self.many.push_back(e);
+    }
+
+    /// Takes the oldest entry out.
+    #[inline(always)]
+    fn pop_front(&mut self) -> Option<Entry<T>> {
+        if !self.one.waiter.is_null() {
+            let e = self.one;
+            self.one.waiter = ptr::null();
+            return Some(e);
+        }
+        self.many.pop_front()
     }
 
     /// Pops entries from the front until one's waiter can be claimed, and returns it
@@ -80,7 +127,7 @@ impl<T> WaitQueue<T> {
     /// the way: their owners tolerate finding them gone when they unregister.
     #[inline]
     pub(crate) fn claim(&mut self) -> Option<Entry<T>> {
-        while let Some(e) = self.q.pop_front() {
+        while let Some(e) = self.pop_front() {
             if e.exclusive {
                 // SAFETY: live as below; an exclusive entry's waiter can only be
                 // ended by a holder of this lock, which removes the entry first, so
@@ -99,8 +146,12 @@ impl<T> WaitQueue<T> {
 
     /// Removes every entry of `waiter`; returns whether there was one.
     pub(crate) fn remove(&mut self, waiter: *const Waiter) -> bool {
-        if self.q.iter().any(|e| e.waiter == waiter) {
-            self.q.retain(|e| e.waiter != waiter);
+        if !waiter.is_null() && self.one.waiter == waiter {
+            self.one.waiter = ptr::null();
+            return true;
+        }
+        if self.many.iter().any(|e| e.waiter == waiter) {
+            self.many.retain(|e| e.waiter != waiter);
             return true;
         }
         false
@@ -108,10 +159,87 @@ impl<T> WaitQueue<T> {
 
     /// Wakes every waiting party with poison and empties the queue.
     pub(crate) fn poison_all(&mut self) {
-        for e in self.q.drain(..) {
+        let one = std::mem::replace(&mut self.one, Entry::NONE);
+        let one = (!one.waiter.is_null()).then_some(one);
+        for e in one.into_iter().chain(self.many.drain(..)) {
             // SAFETY: live while in the queue and we hold the lock; a waiter another
             // party committed makes `try_wake` fail without touching anything else.
             unsafe { Waiter::try_wake(e.waiter, e.token, true) };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::park::Unparker;
+
+    unsafe fn nothing(_: *const ()) {}
+
+    fn waiters(n: usize) -> Vec<Waiter> {
+        (0..n)
+            // SAFETY: `nothing` touches nothing.
+            .map(|_| Waiter::new(unsafe { Unparker::from_raw(ptr::null(), nothing) }))
+            .collect()
+    }
+
+    fn entry(w: &Waiter, token: usize) -> Entry<u32> {
+        Entry::new(w, token, ptr::null())
+    }
+
+    /// FIFO across the lone entry and the deque, both ways (fails if `push` fills
+    /// the empty `one` while `many` still holds entries: checked).
+    #[test]
+    fn fifo_through_one_and_many() {
+        let ws = waiters(5);
+        let mut q = WaitQueue::new();
+        q.push(entry(&ws[0], 0));
+        q.push(entry(&ws[1], 1));
+        q.push(entry(&ws[2], 2));
+        assert_eq!(q.claim().map(|e| e.token), Some(0));
+        q.push(entry(&ws[3], 3));
+        assert_eq!(q.claim().map(|e| e.token), Some(1));
+        assert_eq!(q.claim().map(|e| e.token), Some(2));
+        assert_eq!(q.claim().map(|e| e.token), Some(3));
+        assert!(q.claim().is_none());
+        // Empty again: the next one is kept inline, and served before later ones.
+        q.push(entry(&ws[4], 4));
+        assert_eq!(q.claim().map(|e| e.token), Some(4));
+        assert!(q.claim().is_none());
+    }
+
+    /// Removing from the lone entry and from the deque; a stale (claimed) entry
+    /// is skipped by the next claim.
+    #[test]
+    fn remove_and_stale_entries() {
+        let ws = waiters(4);
+        let mut q = WaitQueue::new();
+        q.push(entry(&ws[0], 0));
+        assert!(q.remove(&ws[0]));
+        assert!(!q.remove(&ws[0]));
+        assert!(!q.remove(ptr::null()));
+        assert!(q.claim().is_none());
+        q.push(entry(&ws[1], 1));
+        q.push(entry(&ws[2], 2));
+        q.push(entry(&ws[3], 3));
+        assert!(q.remove(&ws[2]));
+        assert!(ws[1].try_claim(9)); // committed elsewhere: stale here
+        assert_eq!(q.claim().map(|e| e.token), Some(3));
+        assert!(q.claim().is_none());
+    }
+
+    /// Poison wakes the lone entry and every queued one.
+    #[test]
+    fn poison_all_wakes_every_entry() {
+        let ws = waiters(3);
+        let mut q = WaitQueue::new();
+        q.push(entry(&ws[0], 0));
+        q.poison_all();
+        assert!(ws[0].is_done());
+        q.push(entry(&ws[1], 1));
+        q.push(entry(&ws[2], 2));
+        q.poison_all();
+        assert!(ws[1].is_done() && ws[2].is_done());
+        assert!(q.claim().is_none());
     }
 }

@@ -32,6 +32,7 @@ pub(crate) fn worker_thread(shared: Arc<Shared>, index: usize, queue: Worker<Tas
         shared: Arc::as_ptr(&shared),
         me: &shared.workers[index],
         queue,
+        solo_queue: UnsafeCell::new(VecDeque::new()),
         yielded: UnsafeCell::new(VecDeque::new()),
         free: UnsafeCell::new(Vec::with_capacity(super::LOCAL_SLOTS + 1)),
         ids: Cell::new((0, 0)),

@@ -42,6 +42,10 @@ pub(crate) struct WorkerLocal {
     /// `&shared.workers[index]`, kept so the hand-off path indexes nothing.
     me: *const WorkerShared,
     queue: Worker<Task>,
+    /// The queue of a lone worker (`solo`), instead of `queue`: nobody steals
+    /// there, so a private list does, without the atomic read-modify-write of
+    /// every pop from a FIFO `crossbeam_deque::Worker`.
+    solo_queue: UnsafeCell<VecDeque<Task>>,
     /// Processes that yielded while every other worker was busy: kept private (no
     /// atomic operation per yield), run after the queue is empty, when a streak
     /// ends (see `MAX_STREAK_SOLO`), or, at the latest, moved behind the queue

@@ -72,6 +72,8 @@ impl Proc {
 ///
 /// # Safety
 /// The caller owns `t` (it won the transition out of `PARKED`).
+// Inlined into `Proc::unpark_raw`: one call level less on every wake.
+#[inline(always)]
 unsafe fn schedule_woken(t: Task) {
     let shared = t.proc().shared;
     let w = WorkerLocal::current();
@@ -84,6 +86,18 @@ unsafe fn schedule_woken(t: Task) {
             return;
         }
     }
+    // SAFETY: the caller's contract.
+    unsafe { schedule_remote(t) }
+}
+
+/// `schedule_woken` from outside the runtime's workers.
+///
+/// # Safety
+/// As `schedule_woken`.
+#[cold]
+#[inline(never)]
+unsafe fn schedule_remote(t: Task) {
+    let shared = t.proc().shared;
     // From outside the runtime: keep it alive while we queue and notify (the process
     // may run, finish, and the runtime shut down right after the push).
     // SAFETY: the process is live and owned by us, so its runtime is too; the `Arc`

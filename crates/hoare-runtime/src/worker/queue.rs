@@ -100,7 +100,10 @@ impl WorkerLocal {
     /// them in order with the others).
     #[inline]
     pub(super) fn push_back(&self, t: Task) {
-        if t.proc().pin.get() < PIN_PENDING && !self.solo {
+        if self.solo {
+            // SAFETY: as in `push_yielded`.
+            unsafe { (*self.solo_queue.get()).push_back(t) };
+        } else if t.proc().pin.get() < PIN_PENDING {
             self.me().pinned.push(t);
         } else {
             self.queue.push(t);
@@ -136,11 +139,35 @@ impl WorkerLocal {
             .or_else(|| unsafe { (*self.yielded.get()).pop_front() })
     }
 
+    /// Whether this worker's queue is empty.
+    #[inline]
+    pub(super) fn queue_is_empty(&self) -> bool {
+        if self.solo {
+            // SAFETY: as in `push_yielded`.
+            return unsafe { (*self.solo_queue.get()).is_empty() };
+        }
+        self.queue.is_empty()
+    }
+
+    /// Moves what a batch steal left in `queue` to a lone worker's `solo_queue`.
+    pub(super) fn settle_solo(&self) {
+        if self.solo {
+            while let Some(t) = self.queue.pop() {
+                // SAFETY: as in `push_yielded`.
+                unsafe { (*self.solo_queue.get()).push_back(t) };
+            }
+        }
+    }
+
     /// Pops the front of this worker's queue (and counts it emptied, for thieves).
     #[inline(always)]
     fn pop_queue(&self) -> Option<Task> {
+        if self.solo {
+            // SAFETY: as in `push_yielded`.
+            return unsafe { (*self.solo_queue.get()).pop_front() };
+        }
         let t = self.queue.pop()?;
-        if !self.solo && self.queue.is_empty() {
+        if self.queue.is_empty() {
             let d = &self.me().drained;
             d.store(d.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
         }

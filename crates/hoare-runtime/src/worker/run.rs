@@ -173,7 +173,7 @@ impl WorkerLocal {
                     return;
                 }
                 CoroutineResult::Yield(Req::Yield) => {
-                    if self.queue.is_empty() && !self.has_other_work() {
+                    if self.queue_is_empty() && !self.has_other_work() {
                         // Alone: go on, but count the yield as a dispatch, so due
                         // timers and the global queue are still looked at every
                         // `GLOBAL_CHECK` (through `find_local`, which runs the

@@ -33,7 +33,9 @@ enum Watch {
 
 impl WorkerLocal {
     pub(super) fn steal_global(&self) -> Option<Task> {
-        settle(|| self.shared().injector.steal_batch_and_pop(&self.queue))
+        let t = settle(|| self.shared().injector.steal_batch_and_pop(&self.queue));
+        self.settle_solo();
+        t
     }
 
     /// A batch of another worker's queue.
