@@ -27,9 +27,13 @@
 //! | [`chan`] | channels of every sharing kind and buffering, poison, extended rendezvous |
 //! | [`alt!`](macro@alt), [`Alt`] | alternation over receive, send, timeout, skip and barrier guards |
 //! | [`barrier`], [`timer`] | barriers and alting barriers; `Egg`, `Repeat`, `Date` timers |
+//! | [`net`] | sockets whose operations park the calling process: TCP, UDP, readiness alt guards (feature `net`) |
 //! | [`core`] | the model-checked synchronisation core and its park/unpark seam |
 
 pub use hoare_core as core;
+
+#[cfg(feature = "net")]
+pub mod net;
 
 /// The C++ bridge behind `cpp/include/hoare/hoare.hpp` (built with the `cxx` feature).
 #[cfg(feature = "cxx")]

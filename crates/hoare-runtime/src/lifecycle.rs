@@ -75,6 +75,8 @@ impl Core {
             remote_live: AtomicI64::new(0),
             threads: ThreadProcs::default(),
             shutdown_timeout,
+            #[cfg(feature = "io")]
+            io: std::sync::OnceLock::new(),
         });
         let mut core = Core {
             shared,

@@ -1,0 +1,33 @@
+//! Sockets for processes (feature `net`, on by default).
+//!
+//! [`TcpListener`], [`TcpStream`] and [`UdpSocket`] have blocking-style methods
+//! (`accept`, `connect`, `read`, `write`, and through [`std::io::Read`] and
+//! [`std::io::Write`] `read_exact`, `write_all`, …) that park the calling
+//! *process* until the socket is ready, not its worker: one process per
+//! connection is the normal way to write a server, and ten thousand
+//! connections need ten thousand processes, not threads. On a plain OS thread
+//! (or a [`spawn_blocking`](crate::spawn_blocking) process) the same methods
+//! block the thread.
+//!
+//! Readiness comes from one poller per runtime (mio: epoll on Linux), made when
+//! the first socket is used from a process. A worker with nothing to run sleeps
+//! in it (with its next timer as the timeout), so an idle runtime uses no CPU
+//! and a socket that becomes ready wakes its process at once; busy workers look
+//! at it every few dozen dispatches. `readable()` gives an alt guard, so one
+//! process can serve a socket and channels together.
+//!
+//! Timeouts: `set_read_timeout`/`set_write_timeout` (per operation, like
+//! `std::net`'s), [`TcpStream::connect_timeout`], [`TcpListener::accept_timeout`];
+//! an operation that times out returns [`std::io::ErrorKind::TimedOut`]. An
+//! operation of a process that the runtime cancels at shutdown returns an error
+//! saying so.
+//!
+//! Resolving a host *name* (as opposed to an IP address) in `bind`/`connect`
+//! asks the system resolver, which blocks the worker while it runs.
+
+mod sys;
+mod tcp;
+mod udp;
+
+pub use tcp::{TcpListener, TcpStream};
+pub use udp::UdpSocket;
