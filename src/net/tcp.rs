@@ -45,8 +45,18 @@ impl TcpListener {
     ///
     /// Resolving a host *name* (not an IP address) asks the system resolver,
     /// which blocks the worker while it runs.
+    ///
+    /// The backlog of pending connections is the system's largest
+    /// (`net.core.somaxconn`, as Go's), not `std`'s 128: a server whose clients
+    /// connect by the thousand at once would otherwise see their connections
+    /// wait a second for a SYN retransmit.
     pub fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
         let l = std::net::TcpListener::bind(addr)?;
+        // SAFETY: `listen` on a descriptor we own; a second `listen` on a
+        // listening socket only changes its backlog (-1: the system's maximum).
+        if unsafe { libc::listen(l.as_raw_fd(), -1) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
         Self::from_std(l)
     }
 
