@@ -72,6 +72,10 @@ impl Proc {
 ///
 /// # Safety
 /// The caller owns `t` (it won the transition out of `PARKED`).
+// Always inlined into `unpark_raw`, as it was before the I/O poller: the
+// `Arc<Shared>` dropped on the remote path grew with it, and LLVM stopped
+// inlining this (one more call per wake-up on the hand-off path).
+#[inline(always)]
 unsafe fn schedule_woken(t: Task) {
     let shared = t.proc().shared;
     let w = WorkerLocal::current();
