@@ -12,6 +12,11 @@
 //! target directory may hold both builds, cargo keeping one artifact per feature
 //! set, so the header may be there for a library built without the hooks: code
 //! that calls them then fails to link, not to compile.)
+//!
+//! `Cargo.toml` sets `links = "hoare"` so that cxx-build hands these headers (and
+//! `cpp/include`) to the build script of a crate that depends on hoare directly
+//! and has a bridge of its own (`cpp/examples/my_procs`, `hoare_add_rust_library`
+//! in `cpp/cmake/HoareRust.cmake`).
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
@@ -35,6 +40,11 @@ mod cxx_bridge {
         if hooks {
             bridges.push("src/ffi/test_hooks.rs");
         }
+        // A crate of the user's own with a cxx bridge that names hoare's types
+        // (`include!("hoare/src/ffi/mod.rs.h")`) gets hoare's generated headers
+        // through `links = "hoare"` (cxx-build passes them on to direct dependents);
+        // they include `hoare/bridge.hpp`, so cpp/include goes with them.
+        cxx_build::CFG.exported_header_dirs.push(&include);
         cxx_build::bridges(&bridges)
             .include(&include)
             .std("c++17")

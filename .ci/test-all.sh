@@ -9,6 +9,8 @@ step() { printf '\n==> %s\n' "$*"; }
 
 step "rustfmt"
 cargo fmt --all -- --check
+# The C++ example's crate of its own (not a workspace member).
+cargo fmt --manifest-path cpp/examples/my_procs/Cargo.toml -- --check
 
 # clang-format, whichever the machine has (Debian: clang-format, or clang-format-NN).
 clang_format() {
@@ -29,21 +31,28 @@ step "clippy (workspace, all targets)"
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy --workspace --all-targets --features cxx -- -D warnings
 cargo clippy --workspace --all-targets --features cxx-test-hooks -- -D warnings
+CARGO_TARGET_DIR="$PWD/target" \
+  cargo clippy --manifest-path cpp/examples/my_procs/Cargo.toml --all-targets -- -D warnings
 
 step "rustdoc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+# What docs.rs builds ([package.metadata.docs.rs]: the cxx feature too).
+RUSTDOCFLAGS="-D warnings" cargo doc -p hoare --features cxx --no-deps --quiet
+
+step "cargo package (the three crates, verified; nothing is uploaded)"
+# Packs hoare-core, hoare-runtime and hoare in dependency order and builds each from
+# its package, against the packages of the others. --allow-dirty: the suite runs on
+# work trees with changes not yet committed.
+cargo package --workspace --allow-dirty --quiet
 
 step "Rust tests (release: the stress tests run real process networks)"
 cargo test --workspace --release
 
 step "loom models (LOOM_MAX_PREEMPTIONS=${LOOM_MAX_PREEMPTIONS:=2})"
 export LOOM_MAX_PREEMPTIONS
-loom_tests=$(cd crates/hoare-core/tests && ls loom_*.rs 2>/dev/null | sed 's/\.rs$//' | sed 's/^/--test /' | tr '\n' ' ')
-if [ -n "$loom_tests" ]; then
-  # shellcheck disable=SC2086
-  CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg loom" \
-    cargo test -p hoare-core --release $loom_tests
-fi
+# The models live inside the core, in crates/hoare-core/src/loom_tests/.
+CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg loom" \
+  cargo test -p hoare-core --release --lib loom_tests
 
 step "the README's main example and the other teaching examples run"
 for ex in pipeline hello request_reply dining_philosophers; do

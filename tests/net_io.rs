@@ -268,13 +268,13 @@ fn shutdown_cancels_processes_parked_on_sockets() {
         let addr = l.local_addr().unwrap();
         let c = TcpStream::connect(addr).unwrap();
         let (s, _) = l.accept().unwrap();
-        hoare::spawn(move || {
+        drop(hoare::spawn(move || {
             let mut buf = [0; 1];
             let _ = (&s).read(&mut buf);
-        });
-        hoare::spawn(move || {
+        }));
+        drop(hoare::spawn(move || {
             let _ = l.accept();
-        });
+        }));
         hoare::sleep_for(Duration::from_millis(5));
         drop(c);
     });

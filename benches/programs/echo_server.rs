@@ -11,7 +11,7 @@
 mod common;
 
 use hoare::net::TcpListener;
-use std::io::{Read, Write};
+use std::io::Write;
 
 fn main() {
     let flags = common::Flags::parse(&["workers", "port"], &[]);

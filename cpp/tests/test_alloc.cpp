@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #include "common.hpp"
 
@@ -147,5 +148,99 @@ TEST(Alloc, UsingATimerAllocatesNothing) {
     return allocations.load();
   });
   std::printf("timers: %ld allocations for 1000 uses\n", a);
+  EXPECT_EQ(a, 0);
+}
+
+// The builder-form Alt keeps a handful of guards (and their handlers, values and
+// receive slots) in storage of its own, and the bridge keeps their cases on its
+// stack: selecting allocates nothing, whatever the kinds of guard.
+TEST(Alloc, AltOfAFewGuardsAllocatesNothing) {
+  long a = hoare::run(hoare::RunOptions{1, 256 * 1024}, [] {
+    hoare::Chan<Payload> pc;       // by address
+    hoare::Chan<std::int64_t> ic;  // native
+    hoare::Chan<Payload> sc;       // the alt sends on it
+    hoare::Chan<Small> idle;
+    auto prx = pc.move_rx();
+    auto irx = ic.move_rx();
+    auto stx = sc.move_tx();
+    auto idle_rx = idle.move_rx();
+    auto pw = hoare::spawn([tx = pc.move_tx()]() mutable {
+      while (tx << Payload{}) {
+      }
+    });
+    auto iw = hoare::spawn([tx = ic.move_tx()]() mutable {
+      while (tx << std::int64_t{1}) {
+      }
+    });
+    auto sr = hoare::spawn([rx = sc.move_rx()]() mutable {
+      Payload p;
+      while (rx >> p) {
+      }
+    });
+    hoare::Repeat tick(std::chrono::hours(1));
+    hoare::Fair fair;
+    long got = 0;
+    auto one = [&](bool fair_policy) {
+      hoare::Alt alt;
+      alt.recv(prx, [&](Payload p) { got += p.a + 1; })
+          .recv(irx, [&](std::int64_t v) { got += v; })
+          .recv_if(false, idle_rx, [&](Small) {})
+          .send(stx, Payload{}, [&] { ++got; })
+          .timeout(tick, [] {})
+          .timeout(std::chrono::hours(1), [] {});
+      if (fair_policy) {
+        alt.select(fair);
+      } else {
+        alt.select_status();
+      }
+    };
+    for (int i = 0; i < 1000; ++i) one(i % 2 == 0);  // warm up
+    allocations = 0;
+    counting = true;
+    for (int i = 0; i < 10000; ++i) one(i % 2 == 0);
+    counting = false;
+    long n = allocations.load();
+    prx.poison();
+    irx.poison();
+    stx.poison();
+    pw.join();
+    iw.join();
+    sr.join();
+    EXPECT_GT(got, 10000);
+    return n;
+  });
+  std::printf("Alt of 6 guards: %ld allocations for 10000 selects\n", a);
+  EXPECT_EQ(a, 0);
+}
+
+TEST(Alloc, AltOverAReplicatedGuardAllocatesNothing) {
+  long a = hoare::run(hoare::RunOptions{1, 256 * 1024}, [] {
+    std::vector<hoare::Chan<std::int64_t>> chans(4);
+    std::vector<hoare::Rx<std::int64_t>> rxs;
+    std::vector<hoare::JoinHandle<void>> ws;
+    for (auto& c : chans) {
+      ws.push_back(hoare::spawn([tx = c.move_tx()]() mutable {
+        while (tx << std::int64_t{1}) {
+        }
+      }));
+      rxs.push_back(c.move_rx());
+    }
+    hoare::Fair fair;
+    std::int64_t sum = 0;
+    auto one = [&] {
+      hoare::Alt().recv_for(rxs, [&](std::size_t, std::int64_t v) { sum += v; }).select(fair);
+    };
+    for (int i = 0; i < 1000; ++i) one();  // warm up
+    allocations = 0;
+    counting = true;
+    for (int i = 0; i < 10000; ++i) one();
+    counting = false;
+    long n = allocations.load();
+    for (auto& rx : rxs) rx.poison();
+    for (auto& w : ws) w.join();
+    EXPECT_EQ(sum, 11000);
+    return n;
+  });
+  std::printf("Alt over recv_for of 4 ends: %ld allocations for 10000 selects\n", a);
   EXPECT_EQ(a, 0);
 }

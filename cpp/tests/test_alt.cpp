@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -264,5 +266,131 @@ TEST(Alt, RendezvousOfCppValuesPassedByAddress) {
     auto r = hoare::spawn([rx = std::move(rx)]() mutable { return rx.recv(); });
     hoare::Alt().send(tx, std::string("from an alt")).select();
     EXPECT_EQ(r.join(), "from an alt");
+  });
+}
+
+// select_status(): a chosen poisoned guard is reported, not thrown, so a loop
+// drops it with its precondition and goes on until every channel is poisoned.
+TEST(Alt, SelectStatusEndsALoopOnPoisonWithoutThrowing) {
+  in_runtime([] {
+    auto [tx_a, a] = hoare::channel<int>();
+    auto [tx_b, b] = hoare::channel<std::string>();
+    auto wa = hoare::spawn([tx = std::move(tx_a)]() mutable {
+      for (int i = 1; i <= 10; ++i) tx << i;
+    });  // returning poisons a
+    auto wb = hoare::spawn([tx = std::move(tx_b)]() mutable {
+      for (int i = 0; i < 5; ++i) tx << std::string("x");
+    });
+    int sum = 0;
+    std::string text;
+    bool a_open = true, b_open = true;
+    int poisoned = 0;
+    while (a_open || b_open) {
+      auto r = hoare::Alt()
+                   .recv_if(a_open, a, [&](int v) { sum += v; })
+                   .recv_if(b_open, b, [&](std::string s) { text += s; })
+                   .select_status();
+      if (r.poisoned()) {
+        ++poisoned;
+        EXPECT_EQ(r.element, 0u);
+        (r.guard == 0 ? a_open : b_open) = false;
+      } else {
+        EXPECT_TRUE(r.ok());
+      }
+    }
+    EXPECT_EQ(sum, 55);
+    EXPECT_EQ(text, "xxxxx");
+    EXPECT_EQ(poisoned, 2);
+    wa.join();
+    wb.join();
+  });
+}
+
+TEST(Alt, SelectStatusReportsTheElementFairAndSendGuards) {
+  in_runtime([] {
+    std::vector<hoare::Chan<int>> chans(3);
+    std::vector<hoare::Rx<int>> rxs;
+    for (auto& c : chans) rxs.push_back(c.move_rx());
+    chans[1].ref_tx().poison();
+    hoare::Fair fair;
+    bool ran = false;
+    auto r = hoare::Alt().recv_for(rxs, [&](std::size_t, int) { ran = true; }).select_status(fair);
+    EXPECT_TRUE(r.poisoned());
+    EXPECT_EQ(r.guard, 0u);
+    EXPECT_EQ(r.element, 1u);  // which end
+    EXPECT_FALSE(ran);
+    EXPECT_EQ(fair.next, 2u);  // the fair policy moved on past it
+    // A poisoned send guard: the value stays unsent, nothing thrown.
+    auto [tx, rx] = hoare::channel<std::string>();
+    rx.poison();
+    auto s = hoare::Alt().skip_if(false).send(tx, std::string("kept")).select_status();
+    EXPECT_EQ(s.guard, 1u);
+    EXPECT_TRUE(s.poisoned());
+    // Not a poison: select_status() still reports ok, and other failures still throw.
+    EXPECT_TRUE(hoare::Alt().skip().select_status().ok());
+    EXPECT_THROW(hoare::Alt().skip([] { throw std::runtime_error("handler"); }).select_status(),
+                 std::runtime_error);
+    EXPECT_THROW(hoare::Alt().skip_if(false).select_status(), hoare::Error);
+  });
+}
+
+// More guards (and larger handlers and values) than an Alt holds inline: the rest
+// go to the heap, and nothing changes for the caller.
+TEST(Alt, BeyondTheInlineStorage) {
+  in_runtime([] {
+    constexpr int n = 12;
+    std::vector<hoare::Chan<std::string>> chans;
+    for (int i = 0; i < n; ++i) chans.emplace_back(Buffer::bounded(1));
+    std::vector<hoare::Rx<std::string>> rxs;
+    for (auto& c : chans) rxs.push_back(c.move_rx());
+    chans[9].ref_tx() << std::string("nine");
+    std::array<char, 2000> big{};  // a handler larger than the inline bytes
+    big[0] = 'b';
+    std::string got;
+    hoare::Alt alt;
+    for (int i = 0; i < n; ++i) {
+      alt.recv(rxs[i], [&got, i, big](std::string s) { got = s + std::to_string(i) + big[0]; });
+    }
+    alt.send(chans[0].ref_tx(), std::string(5000, 'y'));
+    EXPECT_EQ(alt.select(), 9u);
+    EXPECT_EQ(got, "nine9b");
+    // The send guard's value went back and was destroyed with the Alt; recv_for
+    // over more ends than fit inline works too.
+    chans[11].ref_tx() << std::string("eleven");
+    std::size_t which = 99;
+    hoare::Alt().recv_for(rxs, [&](std::size_t i, std::string) { which = i; }).select();
+    EXPECT_EQ(which, 11u);
+  });
+}
+
+// Moving an Alt moves its guards (handlers, values, receive slots) into the new
+// one's storage.
+TEST(Alt, MovedAltSelects) {
+  in_runtime([] {
+    auto [tx, rx] = hoare::channel<std::string>(Buffer::bounded(1));
+    auto [tx2, rx2] = hoare::channel<std::string>(Buffer::bounded(1));
+    std::string got;
+    hoare::Alt a;
+    a.recv(rx, [&](std::string s) { got = s; }).send(tx2, std::string(100, 'q'), [&] {
+      got = "sent";
+    });
+    hoare::Alt b = std::move(a);
+    tx << std::string("moved");
+    // Both are ready; pri takes the receive.
+    EXPECT_EQ(b.select(), 0u);
+    EXPECT_EQ(got, "moved");
+    hoare::Alt c;
+    c.send(tx2, std::string(100, 'q'), [&] { got = "sent"; });
+    c = std::move(b);  // b has selected: so has c now
+    EXPECT_THROW(c.select(), hoare::Error);
+    hoare::Alt d;
+    d.send(tx2, std::string(100, 'q'), [&] { got = "sent"; });
+    hoare::Alt e(std::move(d));
+    EXPECT_EQ(e.select(), 0u);
+    EXPECT_EQ(got, "sent");
+    EXPECT_EQ(rx2.recv(), std::string(100, 'q'));
+    // A moved-from Alt is empty and can be used again.
+    EXPECT_EQ(a.skip().select(), 0u);
+    EXPECT_EQ(d.skip_if(false).skip().select(), 1u);
   });
 }

@@ -179,6 +179,33 @@ TEST(RecvAny, SelectsAndPoisons) {
   });
 }
 
+TEST(RecvAny, SelectStatusReportsPoisonWithoutThrowing) {
+  in_runtime([] {
+    std::vector<hoare::Rx<std::string>> rxs;
+    std::vector<hoare::Tx<std::string>> txs;
+    for (int i = 0; i < 3; ++i) {
+      auto [tx, rx] = hoare::channel<std::string>(hoare::Buffer::bounded(2));
+      txs.push_back(std::move(tx));
+      rxs.push_back(std::move(rx));
+    }
+    hoare::RecvAny<std::string> set(rxs);
+    txs[1].send("one");
+    std::string v = "untouched";
+    auto r = set.select_status(v);
+    EXPECT_TRUE(r.ok());
+    EXPECT_EQ(r.guard, 1u);
+    EXPECT_EQ(v, "one");
+    txs[2].poison();
+    v = "untouched";
+    hoare::Fair fair;
+    r = set.select_status(fair, v);
+    EXPECT_TRUE(r.poisoned());
+    EXPECT_EQ(r.guard, 2u);
+    EXPECT_EQ(v, "untouched");
+    EXPECT_EQ(fair.next, 3u);
+  });
+}
+
 TEST(RecvAny, ByAddressValuesFromWriters) {
   in_runtime([] {
     std::vector<hoare::Rx<std::string>> rxs;

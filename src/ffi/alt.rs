@@ -1,81 +1,139 @@
-//! Alternation: `alt_select`, one alt over the guards C++ describes (`AltGuard`s),
-//! with a fast path for an alt of receive guards only.
+//! Alternation: `alt_select`, one alt over the guards C++ describes (`AltGuard`s).
+//!
+//! The cases (hoare-core's alt cases, as the `alt!` macro builds them) live in an
+//! array on this function's stack for up to [`INLINE`] guards, so such an alt
+//! allocates nothing; a larger one keeps them in a `Vec`.
 
 use super::alting::AltingBarrierEndHandle;
 use super::backend;
 use super::bridge::{AltGuard, AltKind, AltOutcome, ExcSlot, Status};
 use super::chan::{ChanRx, ChanTx, RxAny, TxAny};
-use super::elem::{wait_ack, ByValue, Carried, RawItem, Unsent};
+use super::elem::{wait_ack, ByValue, Carried, RawItem};
 use super::guard;
-use super::recv_set::{build_set, set_pick};
 use super::timer::{TimerHandle, TimerRef};
-use hoare_core::alt::{Alt, Fair, SendKey};
-use hoare_core::chan::{RecvError, SendError};
+use hoare_core::alt::{BarrierCase, Case, Fair, RecvCase, SendCase, SkipCase, TimeoutCase};
+use hoare_core::chan::RawChan;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-/// A receive guard on `rx` that delivers the value into the C++ storage at `dst`.
-///
-/// # Safety
-/// As for [`Carried::deliver`], until the alt has selected.
-unsafe fn add_recv<'a, T: Carried>(
-    alt: &mut Alt<'a, Status>,
-    rx: &'a backend::Rx<T>,
-    dst: *mut u8,
-    err: *mut ExcSlot,
-    size: usize,
-) {
-    let h = move |r: Result<T, RecvError>| match r {
-        Ok(v) => {
-            // SAFETY: the caller's contract.
-            unsafe { v.deliver(dst, err, size) };
-            Status::Ok
+/// Alts of up to this many guards keep their cases on the stack (no allocation).
+pub(super) const INLINE: usize = 8;
+
+/// `enum $name<'a>` with one `$case<'a, T>` variant per element type, `From` each,
+/// and the type-erased case.
+macro_rules! case_enum {
+    ($name:ident, $case:ident; $rv:ident $rt:ty; $($v:ident $t:ty),*; $($pv:ident $pt:ty),*) => {
+        enum $name<'a> {
+            $rv($case<'a, $rt>),
+            $($v($case<'a, $t>),)*
+            $($pv($case<'a, $pt>),)*
         }
-        Err(_) => Status::Poisoned,
+        case_enum!(@from $name, $case; $rv $rt, $($v $t,)* $($pv $pt),*);
+        impl<'a> $name<'a> {
+            fn as_case(&mut self) -> &mut (dyn Case + 'a) {
+                dispatch!($name(c) in self => c)
+            }
+        }
     };
-    match rx {
-        backend::Rx::One(r) => {
-            alt.recv(r, h);
-        }
-        backend::Rx::Any(r) => {
-            alt.recv(r, h);
+    (@from $name:ident, $case:ident; $($v:ident $t:ty),*) => {
+        $(impl<'a> From<$case<'a, $t>> for $name<'a> {
+            fn from(c: $case<'a, $t>) -> Self {
+                $name::$v(c)
+            }
+        })*
+    };
+}
+elems!(case_enum!(RecvCases, RecvCase));
+elems!(case_enum!(SendCases, SendCase));
+
+/// One case of a bridged alt, of any kind and element type.
+enum AltCase<'a> {
+    /// A guard whose precondition is false (or a slot no guard uses).
+    Off(SkipCase),
+    Recv(RecvCases<'a>),
+    Send(SendCases<'a>),
+    /// A timeout on a Rust timer C++ holds (`hoare::Egg`, `Repeat`, `Date`).
+    Timer(TimeoutCase<TimerRef>),
+    /// A timeout after a duration: an `Egg` of this alt alone.
+    After(TimeoutCase<Duration>),
+    Skip(SkipCase),
+    Barrier(BarrierCase<'a>),
+}
+
+impl<'a> AltCase<'a> {
+    fn off() -> Self {
+        AltCase::Off(SkipCase::new(false))
+    }
+
+    fn as_case(&mut self) -> &mut (dyn Case + 'a) {
+        match self {
+            AltCase::Off(c) | AltCase::Skip(c) => c,
+            AltCase::Recv(c) => c.as_case(),
+            AltCase::Send(c) => c.as_case(),
+            AltCase::Timer(c) => c,
+            AltCase::After(c) => c,
+            AltCase::Barrier(c) => c,
         }
     }
 }
 
-/// A send guard offering `v` (taken or made from the C++ object at `p`, to which it
-/// goes back if the channel is poisoned); returns what to give back if another
-/// guard is chosen.
+fn rx_raw<T>(rx: &backend::Rx<T>) -> &RawChan<T> {
+    match rx {
+        backend::Rx::One(r) => r.raw(),
+        backend::Rx::Any(r) => r.raw(),
+    }
+}
+
+fn tx_raw<T>(tx: &backend::Tx<T>) -> &RawChan<T> {
+    match tx {
+        backend::Tx::One(t) => t.raw(),
+        backend::Tx::Any(t) => t.raw(),
+    }
+}
+
+/// The receive guard chosen: delivers its value into the C++ storage at `dst`.
 ///
 /// # Safety
-/// `p` is the live C++ object `v` came from, until the alt has selected.
-unsafe fn add_send<'a, T: Carried>(
-    alt: &mut Alt<'a, Status>,
-    tx: &'a backend::Tx<T>,
-    v: T,
-    p: *mut u8,
-) -> Unsent {
-    let h = move |r: Result<(), SendError<T>>| match r {
-        Ok(()) => Status::Ok,
-        Err(e) => {
+/// As for [`Carried::deliver`].
+unsafe fn recv_chosen<T: Carried>(
+    c: RecvCase<'_, T>,
+    dst: *mut u8,
+    err: *mut ExcSlot,
+    size: usize,
+) -> Status {
+    match c.into_chosen() {
+        Some(Ok(v)) => {
+            // SAFETY: the caller's contract.
+            unsafe { v.deliver(dst, err, size) };
+            Status::Ok
+        }
+        Some(Err(_)) => Status::Poisoned,
+        None => unreachable!("hoare: the chosen alt case has no result"),
+    }
+}
+
+/// The send guard chosen: on poison its value goes back to the C++ object at `p`.
+///
+/// # Safety
+/// `p` is the live C++ object the case's value was taken (or made) from.
+unsafe fn send_chosen<T: Carried>(c: SendCase<'_, T>, p: *mut u8) -> Status {
+    match c.into_chosen() {
+        Some(Ok(())) => Status::Ok,
+        Some(Err(e)) => {
             // SAFETY: the caller's contract.
             unsafe { e.into_inner().give_back(p) };
             Status::Poisoned
         }
-    };
-    let key = match tx {
-        backend::Tx::One(t) => alt.send(t, v, h),
-        backend::Tx::Any(t) => alt.send(t, v, h),
-    };
-    T::unsent(key, p)
+        None => unreachable!("hoare: the chosen alt case has no result"),
+    }
 }
 
-/// Gives the value of a send guard that was not chosen back to its C++ object.
+/// A send guard that was not chosen: its value goes back to the C++ object at `p`.
 ///
 /// # Safety
-/// `p` is the live C++ object the value came from.
-unsafe fn give_back_unsent<T: Carried>(alt: &mut Alt<'_, Status>, key: SendKey<T>, p: *mut u8) {
-    if let Some(v) = alt.take_unsent(key, 0) {
+/// As for [`send_chosen`].
+unsafe fn send_unsent<T: Carried>(c: SendCase<'_, T>, p: *mut u8) {
+    if let Some(v) = c.into_unsent() {
         // SAFETY: the caller's contract.
         unsafe { v.give_back(p) }
     }
@@ -112,56 +170,55 @@ fn check_guards(gs: &[AltGuard]) -> Result<(), String> {
 /// element type; every `err` to an `ExcSlot`.
 unsafe fn alt_impl(gs: &[AltGuard], fair: bool, next: usize) -> Result<AltOutcome, String> {
     check_guards(gs)?;
-    // Fast path: only enabled receive guards on ends of one element type and one
-    // sharing kind (a replicated receive, as in StressedAlt): one set of cases, no
-    // boxed guard per end.
-    if gs.len() > 1 && gs.iter().all(|g| g.kind == AltKind::Recv && g.enabled) {
+    // One flag for the C++ value a rendezvous send guard lends: only the chosen
+    // guard's value reaches a receiver.
+    let ack = AtomicBool::new(false);
+    if gs.len() <= INLINE {
+        let mut cases: [AltCase<'_>; INLINE] = std::array::from_fn(|_| AltCase::off());
         // SAFETY: the caller's contract.
-        let rxs: Vec<&ChanRx> = gs
-            .iter()
-            .map(|g| unsafe { &*(g.end as *const ChanRx) })
-            .collect();
-        // SAFETY: the ends live until this call returns.
-        if let Ok(mut set) = unsafe { build_set(&rxs) } {
-            let mut f = Fair::new();
-            let fp = if fair {
-                f.chosen(next.wrapping_sub(1));
-                Some(&mut f)
-            } else {
-                None
-            };
-            // SAFETY: each guard's `value` is storage for the element type.
-            let (i, status) = unsafe {
-                set_pick(&mut set, rxs[0].size, fp, |i| {
-                    (gs[i].value as *mut u8, gs[i].err as *mut ExcSlot)
-                })
-            };
-            return Ok(AltOutcome {
-                guard: i,
-                status,
-                fair_next: if fair { f.next_start() } else { next },
-            });
-        }
+        unsafe { run_alt(gs, &mut cases[..gs.len()], &ack, fair, next) }
+    } else {
+        let mut cases: Vec<AltCase<'_>> = gs.iter().map(|_| AltCase::off()).collect();
+        // SAFETY: the caller's contract.
+        unsafe { run_alt(gs, &mut cases, &ack, fair, next) }
     }
-    // First the items of C++ values to send (a move into a box may throw).
-    let acks: Vec<AtomicBool> = gs.iter().map(|_| AtomicBool::new(false)).collect();
-    let mut items: Vec<Option<RawItem>> = gs.iter().map(|_| None).collect();
+}
+
+/// Builds the cases of `gs` into `cases` (as many, all `Off`), selects, and hands the
+/// outcome to the chosen guard's C++ storage.
+///
+/// # Safety
+/// As for [`alt_impl`]; `ack` outlives the cases.
+unsafe fn run_alt<'a>(
+    gs: &[AltGuard],
+    cases: &mut [AltCase<'a>],
+    ack: &'a AtomicBool,
+    fair: bool,
+    next: usize,
+) -> Result<AltOutcome, String> {
+    // First the items of C++ values to send by address (a move into a box may
+    // throw: then nothing else was touched yet).
     for (i, g) in gs.iter().enumerate() {
         if g.kind != AltKind::Send || !g.enabled {
             continue;
         }
         // SAFETY: the caller's contract.
-        let tx = unsafe { &*(g.end as *const ChanTx) };
-        if let TxAny::Raw(_) = tx.inner {
+        let tx: &'a ChanTx = unsafe { &*(g.end as *const ChanTx) };
+        if let TxAny::Raw(t) = &tx.inner {
             let (v, e) = (g.value as *mut u8, g.err as *mut ExcSlot);
             // SAFETY: the caller's contract; we wait for the ack before returning.
-            match unsafe { RawItem::new(v, tx.ops, tx.buffered, e, &acks[i]) } {
-                Some(it) => items[i] = Some(it),
+            match unsafe { RawItem::new(v, tx.ops, tx.buffered, e, ack) } {
+                Some(it) => {
+                    let c = SendCase::new(Some((tx_raw(t), it)));
+                    cases[i] = AltCase::Send(c.into());
+                }
                 None => {
-                    for (j, it) in items.iter_mut().enumerate() {
-                        if let Some(it) = it.take() {
+                    for (j, c) in cases[..i].iter_mut().enumerate() {
+                        if let AltCase::Send(SendCases::Raw(c)) =
+                            std::mem::replace(c, AltCase::off())
+                        {
                             // SAFETY: made from guard j's value.
-                            unsafe { it.give_back(gs[j].value as *mut u8) };
+                            unsafe { send_unsent(c, gs[j].value as *mut u8) };
                         }
                     }
                     return Ok(AltOutcome {
@@ -174,111 +231,145 @@ unsafe fn alt_impl(gs: &[AltGuard], fair: bool, next: usize) -> Result<AltOutcom
         }
     }
 
-    let mut unsent: Vec<Unsent> = Vec::with_capacity(gs.len());
-    let mut alt: Alt<'_, Status> = Alt::new();
     for (i, g) in gs.iter().enumerate() {
-        let (value, err) = (g.value as *mut u8, g.err as *mut ExcSlot);
-        alt.when(g.enabled);
-        match g.kind {
+        if !g.enabled || matches!(cases[i], AltCase::Send(_)) {
+            // Disabled (never looked at, its end not even touched), or built above.
+            continue;
+        }
+        let value = g.value as *mut u8;
+        cases[i] = match g.kind {
             AltKind::Recv => {
                 // SAFETY: the caller's contract.
-                let rx = unsafe { &*(g.end as *const ChanRx) };
-                dispatch!(RxAny(r) in &rx.inner =>
-                    // SAFETY: `value` is storage for the element type, `err` an
-                    // exception slot (the caller's contract), until select returns.
-                    unsafe { add_recv(&mut alt, r, value, err, rx.size) }
-                );
-                unsent.push(Unsent::Nothing);
-            }
-            AltKind::Send if !g.enabled => {
-                // A disabled placeholder keeps the indices; the value is not touched.
-                alt.skip(|| Status::Ok);
-                unsent.push(Unsent::Nothing);
+                let rx: &'a ChanRx = unsafe { &*(g.end as *const ChanRx) };
+                AltCase::Recv(dispatch!(RxAny(r) in &rx.inner =>
+                    RecvCase::new(Some(rx_raw(r))).into()
+                ))
             }
             AltKind::Send => {
                 // SAFETY: the caller's contract.
-                let tx = unsafe { &*(g.end as *const ChanTx) };
-                let u = dispatch!(TxAny(t) in &tx.inner => {
+                let tx: &'a ChanTx = unsafe { &*(g.end as *const ChanTx) };
+                AltCase::Send(dispatch!(TxAny(t) in &tx.inner => {
                         // SAFETY: `value` is a live value of the element type (the
                         // caller's contract; `tx.size` bytes for a by-value class).
                         let v = unsafe { ByValue::take(value, tx.size) };
-                        // SAFETY: `v` came from `value`, which outlives the alt.
-                        unsafe { add_send(&mut alt, t, v, value) }
+                        SendCase::new(Some((tx_raw(t), v))).into()
                     },
                     Raw => {
-                        let it = items[i].take().expect("hoare: alt send item");
-                        // SAFETY: the item was made from `value`, which outlives the
-                        // alt.
-                        unsafe { add_send(&mut alt, t, it, value) }
+                        let _ = t;
+                        unreachable!("hoare: built with its item above")
                     }
-                );
-                unsent.push(u);
+                ))
             }
             AltKind::Timeout if g.end != 0 => {
                 // SAFETY: the caller's contract: a live timer that nobody else uses
                 // while the alt runs (hoare::Alt takes it by non-const reference).
                 let t = unsafe { TimerRef::new(g.end as *mut TimerHandle) };
-                alt.timeout(t, || Status::Timeout);
-                unsent.push(Unsent::Nothing);
+                AltCase::Timer(TimeoutCase::new(Some(t)))
             }
             AltKind::Timeout => {
-                // A duration: an `Egg` of this alt alone.
-                alt.timeout(Duration::from_nanos(g.timeout_ns), || Status::Timeout);
-                unsent.push(Unsent::Nothing);
+                AltCase::After(TimeoutCase::new(Some(Duration::from_nanos(g.timeout_ns))))
             }
-            AltKind::Skip => {
-                alt.skip(|| Status::Ok);
-                unsent.push(Unsent::Nothing);
-            }
+            AltKind::Skip => AltCase::Skip(SkipCase::new(true)),
             AltKind::Barrier => {
                 // SAFETY: the caller's contract: a live end that only this alt uses
                 // while it runs (hoare::Alt takes it by non-const reference).
-                let e = unsafe { &mut *(g.end as *mut AltingBarrierEndHandle) };
-                alt.barrier(&mut e.0, || Status::Ok);
-                unsent.push(Unsent::Nothing);
+                let e: &'a mut AltingBarrierEndHandle =
+                    unsafe { &mut *(g.end as *mut AltingBarrierEndHandle) };
+                AltCase::Barrier(BarrierCase::new(Some(&mut e.0)))
             }
-            _ => return Err("hoare: unknown alt guard kind".into()),
-        }
+            _ => {
+                // Give back what was taken from the C++ objects so far.
+                // SAFETY: the caller's contract.
+                unsafe { give_back_all(gs, cases) };
+                return Err("hoare: unknown alt guard kind".into());
+            }
+        };
     }
 
-    let mut fair_next = next;
-    let fired = if fair {
-        let mut f = Fair::new();
+    let mut f = Fair::new();
+    let chosen = if fair {
         f.chosen(next.wrapping_sub(1));
-        let fired = alt.select_fair(&mut f);
-        fair_next = f.next_start();
-        fired
+        select_cases(cases, Some(&mut f))
     } else {
-        alt.select()
+        select_cases(cases, None)
+    };
+    let g = &gs[chosen];
+    let (value, err) = (g.value as *mut u8, g.err as *mut ExcSlot);
+    let status = match std::mem::replace(&mut cases[chosen], AltCase::off()) {
+        AltCase::Recv(c) => {
+            // SAFETY: the caller's contract.
+            let size = unsafe { &*(g.end as *const ChanRx) }.size;
+            // SAFETY: `value` is storage for the element type, `err` an exception
+            // slot (the caller's contract).
+            dispatch!(RecvCases(c) in c => unsafe { recv_chosen(c, value, err, size) })
+        }
+        // SAFETY: `value` is the C++ object the case's value came from.
+        AltCase::Send(c) => dispatch!(SendCases(c) in c => unsafe { send_chosen(c, value) }),
+        AltCase::Timer(c) => {
+            c.into_chosen();
+            Status::Timeout
+        }
+        AltCase::After(c) => {
+            c.into_chosen();
+            Status::Timeout
+        }
+        AltCase::Skip(_) | AltCase::Barrier(_) => Status::Ok,
+        AltCase::Off(_) => unreachable!("hoare: an alt chose a disabled guard"),
     };
     // Values of the send guards that were not chosen go back to their objects.
-    for (i, u) in unsent.into_iter().enumerate() {
-        if i == fired.guard {
-            continue;
-        }
-        match u {
-            Unsent::Nothing => {}
-            // SAFETY: `v` is the C++ object the guard's value was made from.
-            Unsent::Raw(k, v) => unsafe { give_back_unsent(&mut alt, k, v) },
-            // SAFETY: as above.
-            Unsent::Str(k, v) => unsafe { give_back_unsent(&mut alt, k, v) },
-            // SAFETY: as above.
-            Unsent::Bytes(k, v) => unsafe { give_back_unsent(&mut alt, k, v) },
-        }
-    }
-    drop(alt);
+    // SAFETY: the caller's contract.
+    unsafe { give_back_all(gs, cases) };
     // A C++ value lent to a receiver: wait until it has been moved out.
-    let g = &gs[fired.guard];
-    if g.kind == AltKind::Send && fired.output == Status::Ok {
+    if g.kind == AltKind::Send && status == Status::Ok {
         // SAFETY: the caller's contract.
         let tx = unsafe { &*(g.end as *const ChanTx) };
         if matches!(tx.inner, TxAny::Raw(_)) && !tx.buffered {
-            wait_ack(&acks[fired.guard]);
+            wait_ack(ack);
         }
     }
     Ok(AltOutcome {
-        guard: fired.guard,
-        status: fired.output,
-        fair_next,
+        guard: chosen,
+        status,
+        fair_next: if fair { f.next_start() } else { next },
     })
+}
+
+/// Gives the values of the send cases left in `cases` back to their C++ objects,
+/// and drops every case.
+///
+/// # Safety
+/// Every send case was made from the value of the guard of its index.
+unsafe fn give_back_all(gs: &[AltGuard], cases: &mut [AltCase<'_>]) {
+    for (c, g) in cases.iter_mut().zip(gs) {
+        if let AltCase::Send(c) = std::mem::replace(c, AltCase::off()) {
+            let p = g.value as *mut u8;
+            // SAFETY: the caller's contract.
+            dispatch!(SendCases(c) in c => unsafe { send_unsent(c, p) });
+        }
+    }
+}
+
+/// Selects over `cases` (pri, or fair from `fair`'s start), returning the index of
+/// the chosen one, whose outcome it holds.
+fn select_cases<'a>(cases: &mut [AltCase<'a>], fair: Option<&mut Fair>) -> usize {
+    let n = cases.len();
+    let pick = |refs: &mut [&mut (dyn Case + 'a)]| match fair {
+        Some(f) => f.__select(refs),
+        None => hoare_core::alt::__select(refs, 0),
+    };
+    if n <= INLINE {
+        // The engine takes a slice of type-erased cases: on the stack, with idle
+        // cases of no channel to fill the array.
+        let mut pad: [SkipCase; INLINE] = std::array::from_fn(|_| SkipCase::new(false));
+        let mut pads = pad.iter_mut();
+        let mut it = cases.iter_mut();
+        let mut refs: [&mut (dyn Case + 'a); INLINE] = std::array::from_fn(|_| match it.next() {
+            Some(c) => c.as_case(),
+            None => pads.next().expect("one pad per slot") as &mut (dyn Case + 'a),
+        });
+        pick(&mut refs[..n])
+    } else {
+        let mut refs: Vec<&mut (dyn Case + 'a)> = cases.iter_mut().map(AltCase::as_case).collect();
+        pick(&mut refs)
+    }
 }

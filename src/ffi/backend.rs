@@ -128,15 +128,21 @@ pub fn in_process() -> bool {
 
 // ---------------------------------------------------------------- channels
 
-/// A sending end of either sharing kind.
+/// A Rust sending end of either sharing kind: what a C++-held end of a native
+/// element type is made of (`hoare::ffi::Tx`, see [`NativeElem`](super::NativeElem)).
 pub enum Tx<T> {
+    /// The only writer of its channel (one2one, one2any).
     One(Sender<T, One>),
+    /// One of the shared writers (any2one, any2any).
     Any(Sender<T, Any>),
 }
 
-/// A receiving end of either sharing kind.
+/// A Rust receiving end of either sharing kind (`hoare::ffi::Rx`, see
+/// [`NativeElem`](super::NativeElem)).
 pub enum Rx<T> {
+    /// The only reader of its channel (one2one, any2one).
     One(Receiver<T, One>),
+    /// One of the shared readers (one2any, any2any).
     Any(Receiver<T, Any>),
 }
 
@@ -174,7 +180,7 @@ macro_rules! on_end {
 
 impl<T> Tx<T> {
     /// Sends `v`; on failure gives it back.
-    pub fn send(&self, v: T, w: Wait) -> Result<(), (Fail, T)> {
+    pub(crate) fn send(&self, v: T, w: Wait) -> Result<(), (Fail, T)> {
         on_end!(self, t => match w {
             Wait::Block => t.send(v).map_err(|e| (Fail::Poisoned, e.into_inner())),
             Wait::Try => t.try_send(v).map_err(|e| match e {
@@ -188,12 +194,12 @@ impl<T> Tx<T> {
         })
     }
 
-    pub fn poison(&self) {
+    pub(crate) fn poison(&self) {
         on_end!(self, t => t.poison())
     }
 
     /// A second end of a shared (any) side; `None` for a one2one side.
-    pub fn try_clone(&self) -> Option<Self> {
+    pub(crate) fn try_clone(&self) -> Option<Self> {
         match self {
             Self::One(_) => None,
             Self::Any(t) => Some(Self::Any(t.clone())),
@@ -203,7 +209,7 @@ impl<T> Tx<T> {
 
 impl<T> Rx<T> {
     /// Extended rendezvous: runs `f` on the value while its writer stays blocked.
-    pub fn recv_with<R>(&self, w: Wait, f: impl FnOnce(T) -> R) -> Result<R, Fail> {
+    pub(crate) fn recv_with<R>(&self, w: Wait, f: impl FnOnce(T) -> R) -> Result<R, Fail> {
         on_end!(self, r => match w {
             Wait::Block => r.recv_with(f).map_err(|_| Fail::Poisoned),
             Wait::Try => r.try_recv_with(f).map_err(|e| match e {
@@ -218,7 +224,7 @@ impl<T> Rx<T> {
     }
 
     /// A plain receive (the writer is released as soon as the value is taken).
-    pub fn recv(&self, w: Wait) -> Result<T, Fail> {
+    pub(crate) fn recv(&self, w: Wait) -> Result<T, Fail> {
         on_end!(self, r => match w {
             Wait::Block => r.recv().map_err(|_| Fail::Poisoned),
             Wait::Try => r.try_recv().map_err(|e| match e {
@@ -232,11 +238,11 @@ impl<T> Rx<T> {
         })
     }
 
-    pub fn poison(&self) {
+    pub(crate) fn poison(&self) {
         on_end!(self, r => r.poison())
     }
 
-    pub fn try_clone(&self) -> Option<Self> {
+    pub(crate) fn try_clone(&self) -> Option<Self> {
         match self {
             Self::One(_) => None,
             Self::Any(r) => Some(Self::Any(r.clone())),

@@ -4,7 +4,6 @@
 
 use super::backend::{self, Fail, Wait};
 use super::bridge::{self, ExcSlot, Status, ValueOps};
-use hoare_core::alt::SendKey;
 use std::sync::atomic::AtomicBool;
 
 /// How a failed operation ends for C++.
@@ -14,15 +13,6 @@ pub(super) fn status_of(f: Fail) -> Status {
         Fail::Timeout => Status::Timeout,
         Fail::WouldBlock => Status::WouldBlock,
     }
-}
-
-/// A send guard's value that may have to go back to its C++ object if the alt
-/// chooses another guard (see [`Carried::unsent`]).
-pub(super) enum Unsent {
-    Nothing,
-    Raw(SendKey<RawItem>, *mut u8),
-    Str(SendKey<String>, *mut u8),
-    Bytes(SendKey<Vec<u8>>, *mut u8),
 }
 
 /// A C++ value in a channel of C++ values: a borrowed address (rendezvous: the
@@ -157,10 +147,6 @@ pub(super) trait Carried: Sized + Send + 'static {
     /// `p` is the sender's live object the value was taken (or made) from.
     unsafe fn give_back(self, p: *mut u8);
 
-    /// What an alt keeps of a send guard's value to give it back if another guard
-    /// is chosen (`Unsent::Nothing` where the C++ object still holds it).
-    fn unsent(key: SendKey<Self>, p: *mut u8) -> Unsent;
-
     /// A receive into `dst`: by default a plain receive, since the value is owned
     /// by the channel once sent and the writer need not wait for the write into
     /// `dst`.
@@ -210,10 +196,6 @@ impl Carried for RawItem {
         }
     }
 
-    fn unsent(key: SendKey<Self>, p: *mut u8) -> Unsent {
-        Unsent::Raw(key, p)
-    }
-
     /// The move runs inside an extended rendezvous: the sender's object is alive.
     unsafe fn recv_into(
         rx: &backend::Rx<Self>,
@@ -239,9 +221,6 @@ macro_rules! native_copy {
             }
             // The C++ object was only read: it still holds the value.
             unsafe fn give_back(self, _p: *mut u8) {}
-            fn unsent(_key: SendKey<Self>, _p: *mut u8) -> Unsent {
-                Unsent::Nothing
-            }
         }
         impl ByValue for $t {
             unsafe fn take(p: *mut u8, _size: usize) -> Self {
@@ -254,7 +233,7 @@ macro_rules! native_copy {
 native_copy!(i64, u64, f64);
 
 macro_rules! native_move {
-    ($($v:ident $t:ty),*) => {$(
+    ($($t:ty),*) => {$(
         impl Carried for $t {
             unsafe fn deliver(self, dst: *mut u8, _err: *mut ExcSlot, _size: usize) {
                 // SAFETY: the caller's contract: `dst` is storage for a `Self`.
@@ -265,9 +244,6 @@ macro_rules! native_move {
                 // this type's layout.
                 unsafe { *(p as *mut Self) = self }
             }
-            fn unsent(key: SendKey<Self>, p: *mut u8) -> Unsent {
-                Unsent::$v(key, p)
-            }
         }
         impl ByValue for $t {
             unsafe fn take(p: *mut u8, _size: usize) -> Self {
@@ -277,7 +253,7 @@ macro_rules! native_move {
         }
     )*};
 }
-native_move!(Str String, Bytes Vec<u8>);
+native_move!(String, Vec<u8>);
 
 /// A trivially copyable C++ value of `size <= 8 * N` bytes, carried by value.
 impl<const N: usize> Carried for [u64; N] {
@@ -287,9 +263,6 @@ impl<const N: usize> Carried for [u64; N] {
     }
     // The caller's object was only read: it still holds the value.
     unsafe fn give_back(self, _p: *mut u8) {}
-    fn unsent(_key: SendKey<Self>, _p: *mut u8) -> Unsent {
-        Unsent::Nothing
-    }
 }
 
 impl<const N: usize> ByValue for [u64; N] {

@@ -23,10 +23,11 @@
 //!   [`NativeElem`](crate::ffi::NativeElem)). `rust::String` and `rust::Vec<uint8_t>`
 //!   share Rust's layout, so the value moves with a bitwise move, without a copy of
 //!   the bytes.
-//! * **Alternation** is one call (`alt_select`) over a list of guards built in C++;
-//!   an alt of only receive guards on ends of one element type and sharing kind
-//!   takes a fast path (one `RecvAny`-style case set). `RecvSet` is the C++
-//!   `hoare::RecvAny`: the case set built once and selected on many times.
+//! * **Alternation** is one call (`alt_select`) over a list of guards built in C++
+//!   (kept inside the C++ `hoare::Alt` object for up to 8 guards); the bridge makes
+//!   hoare-core's alt cases, as the `alt!` macro does, in an array on its stack for
+//!   up to 8 guards, so such an alt allocates on neither side. `RecvSet` is the C++
+//!   `hoare::RecvAny`: a case set built once and selected on many times.
 //!   Scoped forking and request/reply bundles are C++ over `spawn`/`join` and
 //!   channels; barriers, alting barriers and timers are the Rust ones, bridged as
 //!   opaque types (`BarrierHandle`, `AltingBarrier*Handle`, `TimerHandle`).
@@ -55,7 +56,7 @@
 //! | `recv_set` | `RecvSet`: a receive guard over a fixed set of ends (`hoare::RecvAny`) |
 //! | `barrier`, `alting` | barriers and alting barriers |
 //! | `timer` | the Rust timers (`Egg`, `Repeat`, `Date`) as C++ holds them, and time points across the bridge |
-//! | `rust_side` | [`NativeElem`](crate::ffi::NativeElem): C++-held ends to and from Rust channel ends |
+//! | `rust_side` | [`NativeElem`](crate::ffi::NativeElem): C++-held ends to and from Rust channel ends ([`Rx`](crate::ffi::Rx), [`Tx`](crate::ffi::Tx), defined in `backend`) |
 //! | `test_hooks` | (feature `cxx-test-hooks`) a second bridge: the demo Rust processes and failure hooks of hoare's own C++ tests and examples |
 
 mod backend;
@@ -76,6 +77,7 @@ mod timer;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 pub use alting::{AltingBarrierEndHandle, AltingBarrierHandle};
+pub use backend::{Rx, Tx};
 pub use barrier::{BarrierEndHandle, BarrierHandle};
 pub use bridge::{Buffering, Elem, Sharing, Status};
 pub use chan::{ChanRx, ChanTx};

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -37,9 +38,17 @@ namespace hoare {
 //
 // select() returns the index of the chosen guard (in the order added; a recv_for
 // counts as one guard) after its handler ran. A guard on a poisoned channel is ready;
-// if it is chosen, select() throws hoare::Poisoned. A handler may take the value
-// (T), the element index and the value (std::size_t, T) for recv_for, or nothing.
-// An Alt selects once; it allocates (like the Rust builder).
+// if it is chosen, select() throws hoare::Poisoned. select_status() (and
+// select_status(fair)) does not: it returns an AltResult whose status is
+// Status::poisoned instead (the handler did not run), so an alt loop can drop a
+// poisoned guard with its precondition and go on without a try/catch. A handler may
+// take the value (T), the element index and the value (std::size_t, T) for recv_for,
+// or nothing. An Alt selects once.
+//
+// Allocation: an Alt keeps its guards in storage of its own (kInlineGuards guards and
+// kInlineBytes bytes of handlers, values and receive slots), so a handful of guards
+// with small handlers allocates nothing on either side of the bridge; beyond that
+// a guard goes to the heap.
 //
 // On a rendezvous channel of a by-address type, the writer released by an alt's
 // receive waits (yielding) until the alt has moved the value out of its object.
@@ -47,6 +56,20 @@ namespace hoare {
 // The state of the fair policy, kept across the alts of one loop.
 struct Fair {
   std::size_t next = 0;
+};
+
+// What Alt::select_status() and RecvAny::select_status() report.
+struct AltResult {
+  // The chosen guard (for a RecvAny: the chosen end).
+  std::size_t guard = 0;
+  // The element of a recv_for guard (0 for other guards and for a RecvAny).
+  std::size_t element = 0;
+  // Status::ok: the guard's communication (or timeout, skip, barrier) happened and
+  // its handler ran; Status::poisoned: its channel is poisoned, nothing was
+  // communicated and the handler did not run.
+  Status status = Status::ok;
+  bool ok() const { return status == Status::ok; }
+  bool poisoned() const { return status == Status::poisoned; }
 };
 
 namespace detail {
@@ -67,6 +90,95 @@ void call_recv_handler(F& f, std::size_t i, T&& v) {
   }
 }
 
+// Storage inside an Alt for its guards (and their receive slots), the heap being the
+// fallback: allocate() returns null when the rest does not fit.
+class AltArena {
+ public:
+  static constexpr std::size_t kBytes = 768;
+  AltArena() = default;
+  AltArena(const AltArena&) = delete;
+  AltArena& operator=(const AltArena&) = delete;
+
+  void* allocate(std::size_t size, std::size_t align) {
+    if (align > alignof(std::max_align_t)) return nullptr;
+    std::size_t at = (used_ + align - 1) & ~(align - 1);
+    if (at > kBytes || size > kBytes - at) return nullptr;
+    used_ = at + size;
+    return buf_ + at;
+  }
+  // Forgets every allocation (its objects are gone).
+  void reset() noexcept { used_ = 0; }
+  bool owns(const void* p) const {
+    auto a = reinterpret_cast<std::uintptr_t>(p), b = reinterpret_cast<std::uintptr_t>(buf_);
+    return a >= b && a < b + kBytes;
+  }
+
+ private:
+  alignas(std::max_align_t) unsigned char buf_[kBytes];
+  std::size_t used_ = 0;
+};
+
+// A vector of trivially copyable values that holds its first N inline.
+template <class T, std::size_t N>
+class SmallVec {
+  static_assert(std::is_trivially_copyable_v<T>);
+
+ public:
+  SmallVec() = default;
+  SmallVec(SmallVec&& o) noexcept { take(o); }
+  SmallVec& operator=(SmallVec&& o) noexcept {
+    if (this != &o) {
+      release();
+      take(o);
+    }
+    return *this;
+  }
+  ~SmallVec() { release(); }
+
+  std::size_t size() const { return size_; }
+  T* data() { return heap_ ? heap_ : reinterpret_cast<T*>(inline_); }
+  const T* data() const { return heap_ ? heap_ : reinterpret_cast<const T*>(inline_); }
+  T& operator[](std::size_t i) { return data()[i]; }
+  const T& operator[](std::size_t i) const { return data()[i]; }
+  T* begin() { return data(); }
+  T* end() { return data() + size_; }
+  const T* begin() const { return data(); }
+  const T* end() const { return data() + size_; }
+
+  void reserve(std::size_t n) {
+    if (n <= cap_) return;
+    T* p = static_cast<T*>(::operator new(n * sizeof(T)));
+    std::memcpy(static_cast<void*>(p), data(), size_ * sizeof(T));
+    if (heap_) ::operator delete(heap_);
+    heap_ = p;
+    cap_ = n;
+  }
+  void push_back(const T& v) {
+    if (size_ == cap_) reserve(2 * cap_);
+    std::memcpy(static_cast<void*>(data() + size_), &v, sizeof(T));
+    ++size_;
+  }
+
+ private:
+  void take(SmallVec& o) noexcept {
+    heap_ = std::exchange(o.heap_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+    cap_ = std::exchange(o.cap_, N);
+    if (!heap_) std::memcpy(inline_, o.inline_, size_ * sizeof(T));
+  }
+  void release() noexcept {
+    if (heap_) ::operator delete(heap_);
+    heap_ = nullptr;
+    size_ = 0;
+    cap_ = N;
+  }
+
+  T* heap_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t cap_ = N;
+  alignas(T) unsigned char inline_[N * sizeof(T)];
+};
+
 class AltGuardBase {
  public:
   virtual ~AltGuardBase() = default;
@@ -74,22 +186,69 @@ class AltGuardBase {
   virtual void fire(std::size_t i, ffi::Status st) = 0;
   // Rethrows an exception a move into a box threw before the alt started.
   virtual void rethrow_pending() {}
-  // For a timeout guard: nanoseconds from now to its deadline (asked once).
-  virtual std::uint64_t start_ns() { return 0; }
+  // Fills in element `i`'s addresses (value, exception slot) and, for a timeout on
+  // a timer of the caller's own, its nanoseconds, when the alt starts.
+  virtual void prepare(std::size_t, ffi::AltGuard&) {}
+  // Moves this guard into `to` (or the heap) and returns the new one (an Alt moved).
+  virtual AltGuardBase* move_to(AltArena& to) = 0;
 };
 
+// A G made in `arena` if it fits, else on the heap (see destroy_guard).
+template <class G, class... A>
+G* make_guard(AltArena& arena, A&&... args) {
+  if (void* p = arena.allocate(sizeof(G), alignof(G))) return ::new (p) G(std::forward<A>(args)...);
+  return new G(std::forward<A>(args)...);
+}
+
+inline void destroy_guard(AltArena& arena, AltGuardBase* g) noexcept {
+  if (arena.owns(g)) {
+    g->~AltGuardBase();
+  } else {
+    delete g;
+  }
+}
+
+// A receive guard over one end (recv) or several (recv_for): a slot for the value
+// and an exception slot per end, in the arena if they fit.
 template <class T, class F>
 class RecvGuard final : public AltGuardBase {
  public:
-  // One allocation for the storage and exception slot of every end.
-  RecvGuard(std::size_t n, F f) : es_(new Entry[n]), f_(std::move(f)) {}
-  std::uintptr_t slot(std::size_t i) { return reinterpret_cast<std::uintptr_t>(es_[i].slot.raw()); }
-  std::uintptr_t err(std::size_t i) { return reinterpret_cast<std::uintptr_t>(&es_[i].err); }
+  RecvGuard(AltArena& arena, std::size_t n, F f) : f_(std::move(f)) {
+    alloc(arena, n);
+    for (std::size_t i = 0; i < n; ++i) ::new (static_cast<void*>(es_ + i)) Entry;
+  }
+  // Moves `o` into `arena` (an Alt moved).
+  RecvGuard(AltArena& arena, RecvGuard&& o) : f_(std::move(o.f_)) {
+    alloc(arena, o.n_);
+    std::size_t i = 0;
+    try {
+      for (; i < n_; ++i) {
+        Entry* e = ::new (static_cast<void*>(es_ + i)) Entry;
+        Entry& from = o.es_[i];
+        e->err.error = std::move(from.err.error);
+        if (from.slot.full()) {
+          ::new (static_cast<void*>(e->slot.raw())) T(std::move(from.slot.get()));
+          e->slot.set_full();
+        }
+      }
+    } catch (...) {
+      release(i + 1);  // entry i was made (empty) before T's move threw
+      throw;
+    }
+  }
+  ~RecvGuard() override { release(n_); }
+  void prepare(std::size_t i, ffi::AltGuard& e) override {
+    e.value = reinterpret_cast<std::uintptr_t>(es_[i].slot.raw());
+    e.err = reinterpret_cast<std::uintptr_t>(&es_[i].err);
+  }
   void fire(std::size_t i, ffi::Status st) override {
     rethrow_if(es_[i].err);
     if (st == ffi::Status::Poisoned) throw Poisoned();
     es_[i].slot.set_full();
     call_recv_handler(f_, i, std::move(es_[i].slot.get()));
+  }
+  AltGuardBase* move_to(AltArena& to) override {
+    return make_guard<RecvGuard>(to, to, std::move(*this));
   }
 
  private:
@@ -97,7 +256,20 @@ class RecvGuard final : public AltGuardBase {
     Slot<T> slot;
     ffi::ExcSlot err;
   };
-  std::unique_ptr<Entry[]> es_;
+  void release(std::size_t made) noexcept {
+    for (std::size_t i = 0; i < made; ++i) es_[i].~Entry();
+    if (heap_) ::operator delete(static_cast<void*>(es_));
+  }
+  void alloc(AltArena& arena, std::size_t n) {
+    n_ = n;
+    void* p = arena.allocate(n * sizeof(Entry), alignof(Entry));
+    heap_ = p == nullptr;
+    es_ = static_cast<Entry*>(heap_ ? ::operator new(n * sizeof(Entry)) : p);
+  }
+
+  Entry* es_ = nullptr;
+  std::size_t n_ = 0;
+  bool heap_ = false;
   F f_;
 };
 
@@ -105,14 +277,20 @@ template <class T, class F>
 class SendGuard final : public AltGuardBase {
  public:
   SendGuard(T v, F f) : value_(std::move(v)), f_(std::move(f)) {}
-  std::uintptr_t value() { return reinterpret_cast<std::uintptr_t>(&value_); }
-  std::uintptr_t err() { return reinterpret_cast<std::uintptr_t>(&err_); }
+  SendGuard(SendGuard&& o) : value_(std::move(o.value_)), err_(o.err_), f_(std::move(o.f_)) {}
+  void prepare(std::size_t, ffi::AltGuard& e) override {
+    e.value = reinterpret_cast<std::uintptr_t>(&value_);
+    e.err = reinterpret_cast<std::uintptr_t>(&err_);
+  }
   void fire(std::size_t, ffi::Status st) override {
     rethrow_if(err_);
     if (st == ffi::Status::Poisoned) throw Poisoned();
     f_();
   }
   void rethrow_pending() override { rethrow_if(err_); }
+  AltGuardBase* move_to(AltArena& to) override {
+    return make_guard<SendGuard>(to, std::move(*this));
+  }
 
  private:
   T value_;
@@ -127,10 +305,13 @@ template <class Timer, class F>
 class TimeoutGuard final : public AltGuardBase {
  public:
   TimeoutGuard(Timer* t, F f) : t_(t), f_(std::move(f)) {}
-  std::uint64_t start_ns() override { return until_ns(t_->deadline()); }
+  void prepare(std::size_t, ffi::AltGuard& e) override { e.timeout_ns = until_ns(t_->deadline()); }
   void fire(std::size_t, ffi::Status) override {
     t_->fired();
     f_();
+  }
+  AltGuardBase* move_to(AltArena& to) override {
+    return make_guard<TimeoutGuard>(to, std::move(*this));
   }
 
  private:
@@ -143,6 +324,9 @@ class SkipGuard final : public AltGuardBase {
  public:
   explicit SkipGuard(F f) : f_(std::move(f)) {}
   void fire(std::size_t, ffi::Status) override { f_(); }
+  AltGuardBase* move_to(AltArena& to) override {
+    return make_guard<SkipGuard>(to, std::move(*this));
+  }
 
  private:
   F f_;
@@ -157,9 +341,23 @@ std::uintptr_t end_addr(const R& end) {
 
 class Alt {
  public:
+  // Guards and bytes an Alt holds without allocating (see above).
+  static constexpr std::size_t kInlineGuards = 8;
+  static constexpr std::size_t kInlineBytes = detail::AltArena::kBytes;
+
   Alt() = default;
-  Alt(Alt&&) = default;
-  Alt& operator=(Alt&&) = default;
+  Alt(const Alt&) = delete;
+  Alt& operator=(const Alt&) = delete;
+  // Moving an Alt moves its guards (their handlers and values).
+  Alt(Alt&& o) { take(o); }
+  Alt& operator=(Alt&& o) {
+    if (this != &o) {
+      clear();
+      take(o);
+    }
+    return *this;
+  }
+  ~Alt() { clear(); }
 
   template <class T, bool S, class F = detail::Ignore>
   Alt& recv(BasicRx<T, S>& rx, F f = {}) {
@@ -167,9 +365,9 @@ class Alt {
   }
   template <class T, bool S, class F = detail::Ignore>
   Alt& recv_if(bool cond, BasicRx<T, S>& rx, F f = {}) {
-    auto g = std::make_unique<detail::RecvGuard<T, F>>(1, std::move(f));
-    add(ffi::AltKind::Recv, cond, detail::end_addr(rx), g->slot(0), g->err(0), 0);
-    guards_.push_back(std::move(g));
+    auto end = detail::end_addr(rx);
+    push(detail::make_guard<detail::RecvGuard<T, F>>(arena_, arena_, 1, std::move(f)));
+    add(ffi::AltKind::Recv, cond, end, 0);
     return *this;
   }
 
@@ -184,15 +382,12 @@ class Alt {
     using End = std::decay_t<decltype(*std::begin(ends))>;
     using T = typename End::value_type;
     std::size_t n = static_cast<std::size_t>(std::distance(std::begin(ends), std::end(ends)));
-    auto g = std::make_unique<detail::RecvGuard<T, F>>(n, std::move(f));
+    for (auto& e : ends) (void)detail::end_addr(e);  // refuse a moved-from end first
+    push(detail::make_guard<detail::RecvGuard<T, F>>(arena_, arena_, n, std::move(f)));
     entries_.reserve(entries_.size() + n);
     where_.reserve(where_.size() + n);
     std::size_t i = 0;
-    for (auto& e : ends) {
-      add(ffi::AltKind::Recv, cond, detail::end_addr(e), g->slot(i), g->err(i), 0, i);
-      ++i;
-    }
-    guards_.push_back(std::move(g));
+    for (auto& e : ends) add(ffi::AltKind::Recv, cond, detail::end_addr(e), 0, i++);
     return *this;
   }
 
@@ -203,9 +398,9 @@ class Alt {
   }
   template <class T, bool S, class F = detail::Ignore>
   Alt& send_if(bool cond, BasicTx<T, S>& tx, T value, F f = {}) {
-    auto g = std::make_unique<detail::SendGuard<T, F>>(std::move(value), std::move(f));
-    add(ffi::AltKind::Send, cond, detail::end_addr(tx), g->value(), g->err(), 0);
-    guards_.push_back(std::move(g));
+    auto end = detail::end_addr(tx);
+    push(detail::make_guard<detail::SendGuard<T, F>>(arena_, std::move(value), std::move(f)));
+    add(ffi::AltKind::Send, cond, end, 0);
     return *this;
   }
 
@@ -223,12 +418,12 @@ class Alt {
     if constexpr (detail::is_hoare_timer<Timer>) {
       // The Rust timer itself: the Rust alt asks its deadline and reports the firing.
       auto addr = reinterpret_cast<std::uintptr_t>(&timer.handle());
-      add(ffi::AltKind::Timeout, cond, addr, 0, 0, 0);
-      guards_.push_back(std::make_unique<detail::SkipGuard<F>>(std::move(f)));
+      push(detail::make_guard<detail::SkipGuard<F>>(arena_, std::move(f)));
+      add(ffi::AltKind::Timeout, cond, addr, 0);
     } else {
-      add(ffi::AltKind::Timeout, cond, 0, 0, 0, 0);
-      guards_.push_back(std::make_unique<detail::TimeoutGuard<Timer, F>>(&timer, std::move(f)));
-      timeouts_.push_back(entries_.size() - 1);
+      // Asked for its deadline when the alt starts (AltGuardBase::prepare).
+      push(detail::make_guard<detail::TimeoutGuard<Timer, F>>(arena_, &timer, std::move(f)));
+      add(ffi::AltKind::Timeout, cond, 0, 0);
     }
     return *this;
   }
@@ -241,8 +436,8 @@ class Alt {
   Alt& timeout_if(bool cond, std::chrono::duration<Rep, Period> d, F f = {}) {
     // An Egg of this alt alone, without a timer object: the Rust alt times out `d`
     // after it starts.
-    add(ffi::AltKind::Timeout, cond, 0, 0, 0, detail::to_ns(d));
-    guards_.push_back(std::make_unique<detail::SkipGuard<F>>(std::move(f)));
+    push(detail::make_guard<detail::SkipGuard<F>>(arena_, std::move(f)));
+    add(ffi::AltKind::Timeout, cond, 0, detail::to_ns(d));
     return *this;
   }
 
@@ -252,8 +447,8 @@ class Alt {
   }
   template <class F = detail::Ignore>
   Alt& skip_if(bool cond, F f = {}) {
-    add(ffi::AltKind::Skip, cond, 0, 0, 0, 0);
-    guards_.push_back(std::make_unique<detail::SkipGuard<F>>(std::move(f)));
+    push(detail::make_guard<detail::SkipGuard<F>>(arena_, std::move(f)));
+    add(ffi::AltKind::Skip, cond, 0, 0);
     return *this;
   }
 
@@ -270,15 +465,28 @@ class Alt {
       if (e.kind == ffi::AltKind::Barrier && e.end == addr)
         throw Error("hoare: two barrier guards on one alting barrier end in one alt");
     }
-    add(ffi::AltKind::Barrier, cond, addr, 0, 0, 0);
-    guards_.push_back(std::make_unique<detail::SkipGuard<F>>(std::move(f)));
+    push(detail::make_guard<detail::SkipGuard<F>>(arena_, std::move(f)));
+    add(ffi::AltKind::Barrier, cond, addr, 0);
     return *this;
   }
 
-  // Pri select: the first ready guard in order. Returns the chosen guard's index.
-  std::size_t select() { return run(nullptr); }
+  // Pri select: the first ready guard in order. Returns the chosen guard's index;
+  // throws hoare::Poisoned if it is a poisoned channel's.
+  std::size_t select() { return run(nullptr, true).guard; }
   // Fair select: starts after the guard `fair` chose last time.
-  std::size_t select(Fair& fair) { return run(&fair); }
+  std::size_t select(Fair& fair) { return run(&fair, true).guard; }
+
+  // The same without throwing hoare::Poisoned: a chosen poisoned guard comes back
+  // as status Status::poisoned (its handler did not run). Other failures (a
+  // handler's or a move constructor's exception, misuse, Cancelled) still throw.
+  //
+  //   bool a_open = true, b_open = true;
+  //   while (a_open || b_open) {
+  //     auto r = hoare::Alt().recv_if(a_open, a, use).recv_if(b_open, b, use).select_status();
+  //     if (r.poisoned()) (r.guard == 0 ? a_open : b_open) = false;
+  //   }
+  AltResult select_status() { return run(nullptr, false); }
+  AltResult select_status(Fair& fair) { return run(&fair, false); }
 
  private:
   struct Where {
@@ -286,36 +494,80 @@ class Alt {
     std::size_t element;
   };
 
-  // Records one Rust-level guard of the C++ guard about to be pushed to guards_.
-  void add(ffi::AltKind k, bool cond, std::uintptr_t end, std::uintptr_t value, std::uintptr_t err,
-           std::uint64_t ns, std::size_t element = 0) {
-    entries_.push_back(ffi::AltGuard{k, cond, end, value, err, ns});
-    where_.push_back(Where{guards_.size(), element});
+  // Appends a C++ guard (before its Rust-level guards are added).
+  void push(detail::AltGuardBase* g) {
+    try {
+      guards_.push_back(g);
+    } catch (...) {
+      detail::destroy_guard(arena_, g);
+      throw;
+    }
+  }
+  // Records one Rust-level guard of the C++ guard pushed last (its value and
+  // exception slot are filled in when the alt starts).
+  void add(ffi::AltKind k, bool cond, std::uintptr_t end, std::uint64_t ns,
+           std::size_t element = 0) {
+    entries_.push_back(ffi::AltGuard{k, cond, end, 0, 0, ns});
+    where_.push_back(Where{guards_.size() - 1, element});
   }
 
-  std::size_t run(Fair* fair) {
+  AltResult run(Fair* fair, bool throw_poison) {
     if (used_) throw Error("hoare: an Alt selects only once");
     used_ = true;
-    for (std::size_t e : timeouts_) entries_[e].timeout_ns = guards_[where_[e].guard]->start_ns();
+    for (std::size_t e = 0; e < entries_.size(); ++e)
+      guards_[where_[e].guard]->prepare(where_[e].element, entries_[e]);
     auto out = detail::bridge_call([&] {
       return ffi::alt_select(rust::Slice<const ffi::AltGuard>(entries_.data(), entries_.size()),
                              fair != nullptr, fair ? fair->next : 0);
     });
     if (fair) fair->next = out.fair_next;
     if (out.guard >= where_.size()) {
-      for (auto& g : guards_) g->rethrow_pending();
+      for (auto* g : guards_) g->rethrow_pending();
       throw Error("hoare: alt failed");
     }
     Where w = where_[out.guard];
-    if (out.status == ffi::Status::Poisoned) throw Poisoned(w.guard);
+    if (out.status == ffi::Status::Poisoned) {
+      if (throw_poison) throw Poisoned(w.guard);
+      return AltResult{w.guard, w.element, Status::poisoned};
+    }
     guards_[w.guard]->fire(w.element, out.status);
-    return w.guard;
+    return AltResult{w.guard, w.element, Status::ok};
   }
 
-  std::vector<std::unique_ptr<detail::AltGuardBase>> guards_;
-  std::vector<ffi::AltGuard> entries_;
-  std::vector<Where> where_;
-  std::vector<std::size_t> timeouts_;
+  // Moves o's guards into this (empty) Alt; o is left empty. If a guard's move
+  // throws, both are left empty.
+  void take(Alt& o) {
+    guards_.reserve(o.guards_.size());
+    try {
+      for (auto*& g : o.guards_) {
+        guards_.push_back(g->move_to(arena_));
+        detail::destroy_guard(o.arena_, std::exchange(g, nullptr));
+      }
+    } catch (...) {
+      clear();
+      o.clear();
+      throw;
+    }
+    entries_ = std::move(o.entries_);
+    where_ = std::move(o.where_);
+    used_ = o.used_;
+    o.clear();
+  }
+  void clear() noexcept {
+    for (auto* g : guards_) {
+      if (g) detail::destroy_guard(arena_, g);
+    }
+    guards_ = {};
+    entries_ = {};
+    where_ = {};
+    arena_.reset();
+    used_ = false;
+  }
+
+  detail::SmallVec<detail::AltGuardBase*, kInlineGuards> guards_;
+  detail::SmallVec<ffi::AltGuard, kInlineGuards> entries_;
+  detail::SmallVec<Where, kInlineGuards> where_;
+  detail::AltArena arena_;
   bool used_ = false;
 };
 
@@ -330,7 +582,9 @@ class Alt {
 //   std::size_t i = set.select(fair, v);   // or set.select(v) for pri
 //
 // select() returns the index of the chosen end; on a poisoned end it throws
-// hoare::Poisoned whose guard() is that index.
+// hoare::Poisoned whose guard() is that index. select_status(out) (and
+// select_status(fair, out)) reports a poisoned end as an AltResult with status
+// Status::poisoned instead, leaving `out` alone.
 template <class T>
 class RecvAny {
  public:
@@ -350,6 +604,9 @@ class RecvAny {
   std::size_t select(T& out) { return run(nullptr, out); }
   // Fair select.
   std::size_t select(Fair& fair, T& out) { return run(&fair, out); }
+  // Without throwing hoare::Poisoned (see above).
+  AltResult select_status(T& out) { return run_status(nullptr, out); }
+  AltResult select_status(Fair& fair, T& out) { return run_status(&fair, out); }
   // Selects and calls f(index, value) (pri) ...
   template <class F>
   std::size_t select_with(F&& f) {
@@ -374,14 +631,27 @@ class RecvAny {
     out = std::move(slot.get());
     return i;
   }
-  std::size_t raw(Fair* fair, detail::Slot<T>& slot) {
+  AltResult run_status(Fair* fair, T& out) {
+    detail::Slot<T> slot;
+    bool poisoned = false;
+    std::size_t i = raw(fair, slot, &poisoned);
+    if (poisoned) return AltResult{i, 0, Status::poisoned};
+    out = std::move(slot.get());
+    return AltResult{i, 0, Status::ok};
+  }
+  // Selects into `slot`; a poisoned end throws, or, with `poisoned`, sets it.
+  std::size_t raw(Fair* fair, detail::Slot<T>& slot, bool* poisoned = nullptr) {
     ffi::ExcSlot err;
     auto out = detail::bridge_call([&] {
       return ffi::recv_set_select(**set_, slot.raw(), &err, fair != nullptr, fair ? fair->next : 0);
     });
     if (fair) fair->next = out.fair_next;
     detail::rethrow_if(err);
-    if (out.status == ffi::Status::Poisoned) throw Poisoned(out.guard);
+    if (out.status == ffi::Status::Poisoned) {
+      if (!poisoned) throw Poisoned(out.guard);
+      *poisoned = true;
+      return out.guard;
+    }
     slot.set_full();
     return out.guard;
   }

@@ -1,4 +1,5 @@
-//! Barriers with dynamic enrollment, combining per worker first (SPEC B1, B2).
+//! Barriers with dynamic enrollment, combining per worker first (the rules:
+//! `docs/semantics.md#barriers`).
 //!
 //! A [`Barrier`] is a shared handle; each party that takes part holds a
 //! [`BarrierEnd`] (from [`Barrier::enroll`]). [`BarrierEnd::sync`] blocks until every
@@ -89,13 +90,12 @@
 //! Every wait goes through one [`Waiter`]; a blocked barrier party has no timeout, so
 //! a node in a chunk is alive until the one `try_wake` addressed to it.
 //!
-//! # Alting barriers (B3, later)
-//! An alting barrier needs an arrival that can be withdrawn (the alt may choose
-//! another guard). That fits this structure as a separate flavour: an offering
-//! party's waiter is filed like a sync, withdrawing re-increments `left` the way
-//! enroll does, and the completer must `try_claim` every offered waiter before it
-//! commits the round (rolling back if one was taken by another guard), JCSP-style.
-//! The plain barrier keeps its claim-free fast path.
+//! # Alting barriers
+//! An alting barrier ([`crate::alt::AltingBarrier`]) is a structure of its own, not
+//! a flavour of this one: an offer must be withdrawable (the alt may choose another
+//! guard), so its completer claims every offering alt's waiter under one global
+//! lock and rolls its claims back if one was taken elsewhere (see
+//! `alt/barrier.rs`). This barrier keeps its claim-free, lock-free fast path.
 
 use crate::park;
 use crate::registration::{Registration, Withdraw};
@@ -159,8 +159,7 @@ unsafe impl Send for Chunk {}
 struct Global {
     /// Chunks filed by the leaders of the open round.
     chunks: Vec<Chunk>,
-    /// Completed rounds in which somebody synced (diagnostics; the hook for alting
-    /// barriers' round identity).
+    /// Completed rounds in which somebody synced (diagnostics).
     rounds: u64,
 }
 
@@ -180,21 +179,11 @@ struct Inner {
 /// arrived in a round that will never complete, so dropping it must not resign.
 const LOST: usize = usize::MAX;
 
-#[cfg(not(loom))]
+/// One group per worker the machine can run at once (at most 64; two under loom,
+/// enough to model the two tiers).
 fn worker_groups() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .clamp(1, 64)
-    })
-}
-
-/// Two worker groups under loom: enough to model the two-tier protocol.
-#[cfg(loom)]
-fn worker_groups() -> usize {
-    2
+    *N.get_or_init(|| sync::parallelism().clamp(1, 64))
 }
 
 impl Inner {

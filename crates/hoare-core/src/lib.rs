@@ -12,6 +12,11 @@
 //!   it, and the parties parked until it.
 //! * [`sched`]: the protocols the scheduler is built from (process park/notify,
 //!   worker sleep/wake), kept here so loom can check them.
+//! * [`chan`], [`alt`](mod@alt), [`barrier`], [`timer`]: what users build programs from.
+//!
+//! Every module is written against the crate-private `sync` module, the one place
+//! that switches between `std` and loom; the loom models live in `loom_tests`
+//! (built only under `--cfg loom`, in the crate so that they can drive internals).
 
 pub mod alt;
 pub mod barrier;
@@ -20,6 +25,9 @@ pub mod park;
 pub mod readiness;
 pub mod registration;
 pub mod sched;
-pub mod sync;
+mod sync;
 pub mod timer;
 pub mod waiter;
+
+#[cfg(all(test, loom))]
+mod loom_tests;

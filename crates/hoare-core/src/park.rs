@@ -37,7 +37,7 @@
 //! budget: it must call `yield_now` now and then to let others run. On a plain OS
 //! thread the budget does nothing (the OS preempts threads).
 
-use crate::sync::{AtomicBool, Ordering};
+use crate::sync::{self, AtomicBool, Ordering};
 use crate::waiter::Waiter;
 use std::cell::Cell;
 use std::ptr::NonNull;
@@ -67,11 +67,6 @@ impl Unparker {
     /// touch `data` after the point where the woken party could observe the unpark.
     pub const unsafe fn from_raw(data: *const (), unpark: unsafe fn(*const ())) -> Self {
         Self { data, unpark }
-    }
-
-    /// The address this unparker wakes (for identity checks and diagnostics).
-    pub fn data(&self) -> *const () {
-        self.data
     }
 
     /// Wakes the party.
@@ -177,7 +172,7 @@ pub trait Park {
 /// Returns `false` when the party is cancelled (see [`Park::park_releasing`]):
 /// `guard` is dropped and the party did not park.
 #[inline(always)]
-pub unsafe fn park_releasing<G>(p: &dyn Park, guard: G, w: &Waiter) -> bool {
+pub(crate) unsafe fn park_releasing<G>(p: &dyn Park, guard: G, w: &Waiter) -> bool {
     unsafe fn drop_guard<G>(data: *mut ()) {
         // SAFETY: `data` is the `Option<G>` below, on the parked party's stack,
         // which stays put while it is parked. `take` moves the guard into this
@@ -191,13 +186,8 @@ pub unsafe fn park_releasing<G>(p: &dyn Park, guard: G, w: &Waiter) -> bool {
     unsafe { p.park_releasing(drop_guard::<G>, &mut slot as *mut Option<G> as *mut (), w) }
 }
 
-#[cfg(not(loom))]
-std::thread_local! {
+sync::thread_local_static! {
     static CURRENT_PROCESS: Cell<Option<NonNull<dyn Park>>> = const { Cell::new(None) };
-}
-#[cfg(loom)]
-loom::thread_local! {
-    static CURRENT_PROCESS: Cell<Option<NonNull<dyn Park>>> = Cell::new(None);
 }
 
 /// Tells the core which process runs on this OS thread from now on (`None`: the
@@ -275,17 +265,12 @@ pub fn in_process() -> bool {
 #[derive(Debug)]
 pub struct ThreadParker {
     token: AtomicBool,
-    thread: crate::sync::thread::Thread,
+    thread: sync::thread::Thread,
     /// Set by [`cancel`](ThreadParker::cancel): see [`Park::cancelled`].
     cancelled: AtomicBool,
 }
 
-#[cfg(not(loom))]
-std::thread_local! {
-    static THREAD_PARKER: std::sync::Arc<ThreadParker> = std::sync::Arc::new(ThreadParker::new());
-}
-#[cfg(loom)]
-loom::thread_local! {
+sync::thread_local_static! {
     static THREAD_PARKER: std::sync::Arc<ThreadParker> = std::sync::Arc::new(ThreadParker::new());
 }
 
@@ -293,7 +278,7 @@ impl ThreadParker {
     fn new() -> Self {
         Self {
             token: AtomicBool::new(false),
-            thread: crate::sync::thread::current(),
+            thread: sync::thread::current(),
             cancelled: AtomicBool::new(false),
         }
     }
@@ -315,7 +300,7 @@ impl ThreadParker {
 
     /// Runs `f` with this thread's parker.
     #[inline(never)]
-    pub fn with_current<R>(f: impl FnOnce(&ThreadParker) -> R) -> R {
+    pub(crate) fn with_current<R>(f: impl FnOnce(&ThreadParker) -> R) -> R {
         // The `Arc` is cloned out so `f` may block without holding a TLS borrow.
         let p = THREAD_PARKER.with(|p| p.clone());
         f(&p)
@@ -347,30 +332,22 @@ impl ThreadParker {
 impl Park for ThreadParker {
     fn park(&self, _w: &Waiter) {
         while !self.take_token() {
-            crate::sync::thread::park();
+            sync::thread::park();
         }
     }
 
-    #[cfg(not(loom))]
+    // Under loom every deadline has passed (`sync::time::passed`): this returns
+    // whether an unpark was already pending.
     fn park_until(&self, deadline: Instant, _w: Option<&Waiter>) -> bool {
         loop {
             if self.take_token() {
                 return true;
             }
-            let now = Instant::now();
-            if now >= deadline || self.cancelled() {
+            if sync::time::passed(deadline) || self.cancelled() {
                 return false;
             }
-            std::thread::park_timeout(deadline - now);
+            sync::park_timeout(deadline.saturating_duration_since(Instant::now()));
         }
-    }
-
-    /// Under loom time does not pass: the deadline is taken to have passed unless an
-    /// unpark is already pending, which lets a model explore a timeout racing with
-    /// whatever else happens before this call.
-    #[cfg(loom)]
-    fn park_until(&self, _deadline: Instant, _w: Option<&Waiter>) -> bool {
-        self.take_token()
     }
 
     fn cancelled(&self) -> bool {
@@ -383,13 +360,8 @@ impl Park for ThreadParker {
     }
 }
 
-#[cfg(not(loom))]
-std::thread_local! {
+sync::thread_local_static! {
     static WORKER_INDEX: Cell<usize> = const { Cell::new(usize::MAX) };
-}
-#[cfg(loom)]
-loom::thread_local! {
-    static WORKER_INDEX: Cell<usize> = Cell::new(usize::MAX);
 }
 
 /// Tells the core which worker of its runtime this OS thread is (`usize::MAX`: not a

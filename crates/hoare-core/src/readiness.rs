@@ -16,7 +16,7 @@
 //! `set` advances, and `clear` only clears if the tick is still the one of the
 //! snapshot: an edge that arrives between the failed operation and the clear
 //! (data that came in just after `read` said it would block) is not lost
-//! (tokio's `ScheduledIo` does the same; `tests/loom_readiness.rs` checks it).
+//! (tokio's `ScheduledIo` does the same; `loom_tests::io` checks it).
 //!
 //! A [`Guard`] turns "readable" (for a listener: "a connection is pending") into
 //! an alt guard: a receiving end that holds a token whenever the readable bit is

@@ -1,4 +1,5 @@
-//! Timers: values that say when the next timeout of an operation falls (SPEC T1).
+//! Timers: values that say when the next timeout of an operation falls (how an alt
+//! uses them: `docs/semantics.md#alternation`).
 //!
 //! Three kinds, after ProXC++ (and Øyvind Teig's definitions):
 //!
@@ -45,6 +46,7 @@
 //! ```
 
 use crate::park;
+use crate::sync;
 use std::time::{Duration, Instant};
 
 /// A source of timeouts: tells an operation when it times out, and hears whether it
@@ -78,37 +80,29 @@ pub trait Timer {
 /// sleeps yields now and then), or if the party is
 /// [cancelled](crate::park::Park::cancelled).
 ///
-/// Built on the seam's [`Park::park_until`](crate::park::Park::park_until): nobody unparks a sleeping party, so the
-/// party re-parks until the deadline has really passed. Under loom, where time does
-/// not pass, one `park_until` stands for the whole sleep.
+/// Built on the seam's [`Park::park_until`](crate::park::Park::park_until): nobody
+/// unparks a sleeping party, so the party re-parks until the deadline has really
+/// passed. (Under loom every deadline has passed at once.)
 pub fn sleep_until(deadline: Instant) {
     park::with_current(|p| {
-        #[cfg(loom)]
-        {
-            let _ = deadline;
-            // No unpark is ever owed to a sleeping party: a token here would be a
-            // protocol bug elsewhere.
-            let consumed = p.park_until(Instant::now(), None);
-            debug_assert!(!consumed, "hoare: a sleeping party was unparked");
+        if sync::time::passed(deadline) {
+            // Passed already: a poll (see `park::spend_budget`).
+            p.spend_budget();
+            return;
         }
-        #[cfg(not(loom))]
-        {
-            if Instant::now() >= deadline {
-                // Passed already: a poll (see `park::spend_budget`).
-                p.spend_budget();
+        loop {
+            // A cancelled party (the runtime shut down and is unwinding it) does
+            // not sleep.
+            if p.cancelled() {
                 return;
             }
-            while Instant::now() < deadline {
-                // A cancelled party (the runtime shut down and is unwinding it)
-                // does not sleep.
-                if p.cancelled() {
-                    return;
-                }
-                // `true` would mean an unpark token was consumed. Nobody owes a
-                // sleeping party an unpark, so that cannot happen under the waiter
-                // protocol; either way the deadline decides, so loop until it has
-                // passed.
-                let _ = p.park_until(deadline, None);
+            // `true` would mean an unpark token was consumed. Nobody owes a
+            // sleeping party an unpark, so that cannot happen under the waiter
+            // protocol; either way the deadline decides, so loop until it has
+            // passed.
+            let _ = p.park_until(deadline, None);
+            if sync::time::passed(deadline) {
+                return;
             }
         }
     })

@@ -82,18 +82,10 @@ pub struct Waiter {
     private: bool,
 }
 
-/// The one global lock of alting barriers (lock order: a channel's lock first,
-/// then this one).
-#[cfg(not(loom))]
-static ALTING_LOCK: crate::sync::Mutex<()> = crate::sync::Mutex::new(());
-#[cfg(loom)]
-loom::lazy_static! {
-    static ref ALTING_LOCK: crate::sync::Mutex<()> = crate::sync::Mutex::new(());
-}
-
-/// Takes the global alting-barrier lock.
-pub(crate) fn alting_lock() -> crate::sync::MutexGuard<'static, ()> {
-    crate::sync::lock(&ALTING_LOCK)
+crate::sync::global_lock! {
+    /// Takes the one global lock of alting barriers (lock order: a channel's lock
+    /// first, then this one).
+    pub(crate) fn alting_lock();
 }
 
 impl Waiter {
@@ -137,16 +129,19 @@ impl Waiter {
         self.alting
     }
 
+    /// The one way out of `WAITING`, to `to` (a claim, or the party's own abort):
+    /// a compare-and-swap, so that exactly one event wins. The caller takes the
+    /// alting lock where the waiter needs it.
+    #[inline]
+    fn leave_waiting(&self, to: usize) -> bool {
+        self.state
+            .compare_exchange(WAITING, to, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
     /// `try_claim` for the holder of [`alting_lock`] (does not take it again).
     pub(crate) fn claim_locked(&self, token: usize) -> bool {
-        self.state
-            .compare_exchange(
-                WAITING,
-                CLAIMED | (token << TOKEN_SHIFT),
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            )
-            .is_ok()
+        self.leave_waiting(CLAIMED | (token << TOKEN_SHIFT))
     }
 
     /// Undoes a [`claim_locked`](Self::claim_locked) that has not been finished. Only
@@ -168,7 +163,7 @@ impl Waiter {
     /// Whether another party has claimed this wait and not finished it yet (it
     /// is still going to write to the waiter and the data it guards).
     #[inline]
-    pub fn is_claimed(&self) -> bool {
+    pub(crate) fn is_claimed(&self) -> bool {
         self.state.load(Ordering::Acquire) & KIND_MASK == CLAIMED
     }
 
@@ -202,14 +197,7 @@ impl Waiter {
     pub fn try_claim(&self, token: usize) -> bool {
         debug_assert!(token <= MAX_TOKEN);
         let _alting = self.alting.then(alting_lock);
-        self.state
-            .compare_exchange(
-                WAITING,
-                CLAIMED | (token << TOKEN_SHIFT),
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            )
-            .is_ok()
+        self.leave_waiting(CLAIMED | (token << TOKEN_SHIFT))
     }
 
     /// Commits the wait with `token` by a plain store instead of a compare-and-swap,
@@ -224,7 +212,7 @@ impl Waiter {
     /// holds, and the waiting party neither has a deadline nor calls
     /// [`try_abort`](Waiter::try_abort).
     #[inline]
-    pub unsafe fn claim_exclusive(&self, token: usize) {
+    pub(crate) unsafe fn claim_exclusive(&self, token: usize) {
         debug_assert!(token <= MAX_TOKEN);
         debug_assert_eq!(self.state.load(Ordering::Relaxed), WAITING);
         self.state
@@ -264,10 +252,7 @@ impl Waiter {
         let unparker = me.unparker;
         let done = DONE | (token << TOKEN_SHIFT) | if poisoned { POISON_BIT } else { 0 };
         let alting = me.alting.then(alting_lock);
-        let won = me
-            .state
-            .compare_exchange(WAITING, done, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok();
+        let won = me.leave_waiting(done);
         // Released before the unpark, which may free the waiter.
         drop(alting);
         if won {
@@ -280,17 +265,10 @@ impl Waiter {
     /// Aborts the wait from the waiting party itself. If another party committed it
     /// first, waits for that party to finish and returns its outcome as `Err`.
     pub fn try_abort(&self, token: usize) -> Result<(), Outcome> {
-        let alting = self.alting.then(alting_lock);
-        let r = self.state.compare_exchange(
-            WAITING,
-            ABORTED | (token << TOKEN_SHIFT),
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        );
-        drop(alting);
-        match r {
-            Ok(_) => Ok(()),
-            Err(_) => Err(park::with_current(|p| self.wait_committed(p))),
+        if self.try_abort_quiet(token) {
+            Ok(())
+        } else {
+            Err(park::with_current(|p| self.wait_committed(p)))
         }
     }
 
@@ -313,7 +291,7 @@ impl Waiter {
     /// with a deadline times out at once, one without is aborted with
     /// [`CANCELLED`] (unless another party committed it first).
     #[inline]
-    pub fn wait_as(&self, p: &dyn Park, deadline: Option<Instant>) -> Outcome {
+    pub(crate) fn wait_as(&self, p: &dyn Park, deadline: Option<Instant>) -> Outcome {
         if let Some(d) = deadline {
             if !p.park_until(d, Some(self)) {
                 if self.try_abort_quiet(TIMED_OUT) {
@@ -336,16 +314,11 @@ impl Waiter {
         park::with_current(|p| self.wait_committed(p))
     }
 
+    /// [`try_abort`](Self::try_abort) without waiting: whether this party aborted
+    /// the wait itself (`false`: another party committed it first).
     pub(crate) fn try_abort_quiet(&self, token: usize) -> bool {
         let _alting = self.alting.then(alting_lock);
-        self.state
-            .compare_exchange(
-                WAITING,
-                ABORTED | (token << TOKEN_SHIFT),
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            )
-            .is_ok()
+        self.leave_waiting(ABORTED | (token << TOKEN_SHIFT))
     }
 
     /// Consumes the one unpark of a committed wait and returns its outcome.

@@ -1,4 +1,5 @@
-//! Alting barriers (SPEC B3): a barrier whose sync can be a guard of an alt.
+//! Alting barriers (`docs/semantics.md#barriers`): a barrier whose sync can be a
+//! guard of an alt.
 //!
 //! An [`AltingBarrier`] has enrolled ends ([`AltingBarrierEnd`]); its guard is
 //! ready when every enrolled end is *offering* (is in an alt with that guard

@@ -421,13 +421,17 @@ impl<'a, R> Alt<'a, R> {
     }
 }
 
+/// `recv_any`'s cases and [`RecvAny`](super::RecvAny)'s: every one an enabled
+/// receive guard.
 impl<'a, T> CaseSet for [RecvCase<'a, T>] {
+    type Case = RecvCase<'a, T>;
+    const ALL_CHANNELS: bool = true;
     #[inline]
     fn len(&self) -> usize {
         <[_]>::len(self)
     }
     #[inline]
-    fn case(&mut self, i: usize) -> &mut dyn Case {
+    fn case(&mut self, i: usize) -> &mut RecvCase<'a, T> {
         &mut self[i]
     }
 }
@@ -469,7 +473,8 @@ fn recv_any_with<'a, T, S: Sharing>(
         "hoare: an alt with no enabled guard would wait for ever"
     );
     // The cases hold their packets, so a buffer of them is as large as that many
-    // values: on the stack only while that stays small (issue 17).
+    // values: on the stack only while that stays small (a process's stack is
+    // small, and large values are moved by pointer, see `chan`'s "Large values").
     let case = std::mem::size_of::<RecvCase<'a, T>>();
     if n <= 8 && 8 * case <= ON_STACK_BYTES {
         on_stack::<T, S, 8>(rxs, sel)

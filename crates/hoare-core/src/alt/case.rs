@@ -4,9 +4,8 @@
 //! These types are public only so that the [`alt!`](crate::alt!) macro can name them
 //! from other crates; they are not part of the stable API.
 
-use crate::chan::select::{complete_send, take_into, RecvReady, SendReady};
-use crate::chan::{Entry, Packet};
-use crate::chan::{RawChan, RecvError, SelectLock, Selected, SendError};
+use crate::chan::select::{complete_recv, complete_send, Deal, SelectLock, Selected};
+use crate::chan::{Entry, Packet, RawChan, RecvError, SendError};
 use crate::timer::Timer;
 use crate::waiter::Waiter;
 use std::marker::PhantomData;
@@ -78,6 +77,9 @@ pub unsafe trait Case {
     unsafe fn register(&mut self, _waiter: *const Waiter, _token: usize) {}
     /// After the wait: removes the guard's entry (takes the channel's lock).
     fn unregister(&mut self, _waiter: *const Waiter) {}
+    /// Under the lock: removes every entry of `waiter` from the channel (the
+    /// entries an earlier wait of a lingering set left behind).
+    fn unregister_locked(&mut self, _waiter: *const Waiter) {}
     /// Completes a communication decided by [`try_locked`](Case::try_locked).
     fn complete(&mut self) {}
     /// The guard was committed by another party while the alt waited.
@@ -127,25 +129,12 @@ impl<'a, T> LockRef<'a, T> {
     }
 }
 
-/// A communication decided under the lock, finished once every lock is released.
-/// It carries no value: values stay in the packets (the case's own, and its
-/// partner's), so a large value is moved once (issue 17).
-#[doc(hidden)]
-#[derive(Debug)]
-pub enum Decided {
-    /// A claimed rendezvous partner: the value moves between the two packets.
-    Zero(Entry),
-    /// Done under the lock (a buffered channel).
-    Done,
-}
-
 /// Where a [`ChanCase`] stands in its alt.
-#[derive(Debug)]
-enum State {
+enum State<T> {
     /// Not chosen (yet).
     Open,
     /// Chosen under the locks; to be completed once they are released.
-    Decided(Decided),
+    Decided(Deal<T>),
     /// Chosen and complete, with the poison flag; the result is still to be taken.
     Chosen { poisoned: bool },
     /// The result was taken.
@@ -155,22 +144,18 @@ enum State {
 /// What a receive guard and a send guard do differently; [`ChanCase`] does the
 /// rest (locking, trying, registering, recording the result) for both.
 ///
-/// Implemented by [`RecvDir`] and [`SendDir`] only: the trait is not reachable
-/// from other crates.
-#[doc(hidden)]
-pub trait Direction<'a, T: 'a> {
+/// Implemented by [`RecvDir`] and [`SendDir`].
+pub(crate) trait Direction<'a, T: 'a> {
     /// The guard's result.
     type Output;
-    /// The `expect` message of a chosen guard without a result.
-    const NO_RESULT: &'static str;
     /// Under the lock: tries the communication (`packet` is the case's).
-    fn try_select(lock: &mut SelectLock<'a, T>, packet: &mut Packet<T>) -> Selected<Decided>;
+    fn try_select(lock: &mut SelectLock<'a, T>, packet: &mut Packet<T>) -> Selected<Deal<T>>;
     /// Completes a decided communication.
     ///
     /// # Safety
     /// `d` came from [`try_select`](Direction::try_select) with this `packet`, and
     /// every lock is released.
-    unsafe fn complete(d: Decided, packet: &mut Packet<T>);
+    unsafe fn complete(d: Deal<T>, packet: &mut Packet<T>);
     /// The result of a chosen guard: its channel was poisoned, or it communicated
     /// (a receive's value is in `packet`).
     fn output(poisoned: bool, packet: &mut Packet<T>) -> Self::Output;
@@ -179,7 +164,7 @@ pub trait Direction<'a, T: 'a> {
     /// # Safety
     /// As [`SelectLock::register_send`]; `entry`'s packet is empty for a receive
     /// and holds the value for a send.
-    unsafe fn register(lock: &mut SelectLock<'a, T>, entry: Entry);
+    unsafe fn register(lock: &mut SelectLock<'a, T>, entry: Entry<T>);
 }
 
 /// The receive direction of a [`ChanCase`].
@@ -189,23 +174,17 @@ pub enum RecvDir {}
 
 impl<'a, T: 'a> Direction<'a, T> for RecvDir {
     type Output = Result<T, RecvError>;
-    const NO_RESULT: &'static str = "hoare: the chosen receive guard has no result";
 
-    #[inline]
-    fn try_select(lock: &mut SelectLock<'a, T>, packet: &mut Packet<T>) -> Selected<Decided> {
-        lock.try_recv_packet(false, packet).map(|r| match r {
-            RecvReady::Zero(e) => Decided::Zero(e),
-            // Not extended: no buffer place stays reserved.
-            RecvReady::Buf(_) => Decided::Done,
-        })
+    #[inline(always)]
+    fn try_select(lock: &mut SelectLock<'a, T>, packet: &mut Packet<T>) -> Selected<Deal<T>> {
+        // Not extended: no buffer place stays reserved.
+        lock.try_recv(false, packet)
     }
 
-    #[inline]
-    unsafe fn complete(d: Decided, packet: &mut Packet<T>) {
-        if let Decided::Zero(e) = d {
-            // SAFETY: `try_select` claimed `e` and nobody finished it.
-            unsafe { take_into(e, packet) }
-        }
+    #[inline(always)]
+    unsafe fn complete(d: Deal<T>, packet: &mut Packet<T>) {
+        // SAFETY: forwarded from the caller.
+        unsafe { complete_recv(d, packet) }
     }
 
     #[inline]
@@ -217,7 +196,7 @@ impl<'a, T: 'a> Direction<'a, T> for RecvDir {
         }
     }
 
-    unsafe fn register(lock: &mut SelectLock<'a, T>, entry: Entry) {
+    unsafe fn register(lock: &mut SelectLock<'a, T>, entry: Entry<T>) {
         // SAFETY: forwarded from the caller: the waiter and the (empty) packet stay
         // put until `unregister`.
         unsafe { lock.register_recv(entry) }
@@ -231,24 +210,16 @@ pub enum SendDir {}
 
 impl<'a, T: 'a> Direction<'a, T> for SendDir {
     type Output = Result<(), SendError<T>>;
-    const NO_RESULT: &'static str = "hoare: the chosen send guard has no result";
 
-    #[inline]
-    fn try_select(lock: &mut SelectLock<'a, T>, packet: &mut Packet<T>) -> Selected<Decided> {
-        lock.try_send_packet(packet).map(|r| match r {
-            SendReady::Zero(e) => Decided::Zero(e),
-            SendReady::Buf => Decided::Done,
-        })
+    #[inline(always)]
+    fn try_select(lock: &mut SelectLock<'a, T>, packet: &mut Packet<T>) -> Selected<Deal<T>> {
+        lock.try_send(packet)
     }
 
-    #[inline]
-    unsafe fn complete(d: Decided, packet: &mut Packet<T>) {
-        let r = match d {
-            Decided::Zero(e) => SendReady::Zero(e),
-            Decided::Done => SendReady::Buf,
-        };
+    #[inline(always)]
+    unsafe fn complete(d: Deal<T>, packet: &mut Packet<T>) {
         // SAFETY: forwarded from the caller.
-        unsafe { complete_send(r, packet) }
+        unsafe { complete_send(d, packet) }
     }
 
     #[inline]
@@ -260,7 +231,7 @@ impl<'a, T: 'a> Direction<'a, T> for SendDir {
         }
     }
 
-    unsafe fn register(lock: &mut SelectLock<'a, T>, entry: Entry) {
+    unsafe fn register(lock: &mut SelectLock<'a, T>, entry: Entry<T>) {
         // SAFETY: forwarded from the caller: the waiter and the packet (which holds
         // the value) stay put until `unregister`.
         unsafe { lock.register_send(entry) }
@@ -270,10 +241,10 @@ impl<'a, T: 'a> Direction<'a, T> for SendDir {
 /// A channel guard: a [`RecvCase`] or a [`SendCase`]. Its value (the one to send,
 /// or the one received) lives only in its packet.
 #[doc(hidden)]
-pub struct ChanCase<'a, T, D: Direction<'a, T>> {
+pub struct ChanCase<'a, T, D> {
     chan: Option<&'a RawChan<T>>,
     lock: LockRef<'a, T>,
-    state: State,
+    state: State<T>,
     packet: Packet<T>,
     dir: PhantomData<D>,
 }
@@ -287,7 +258,7 @@ pub type RecvCase<'a, T> = ChanCase<'a, T, RecvDir>;
 #[doc(hidden)]
 pub type SendCase<'a, T> = ChanCase<'a, T, SendDir>;
 
-impl<'a, T, D: Direction<'a, T>> ChanCase<'a, T, D> {
+impl<'a, T, D> ChanCase<'a, T, D> {
     #[inline]
     fn with(chan: Option<&'a RawChan<T>>, packet: Packet<T>) -> Self {
         Self {
@@ -299,32 +270,21 @@ impl<'a, T, D: Direction<'a, T>> ChanCase<'a, T, D> {
         }
     }
 
-    /// The result, if this guard was chosen (consumes the case; the unsent value
-    /// of a send guard is dropped).
-    #[inline]
-    pub fn into_chosen(mut self) -> Option<D::Output> {
-        match self.state {
-            State::Chosen { poisoned } => {
-                self.state = State::Taken;
-                Some(D::output(poisoned, &mut self.packet))
-            }
-            _ => None,
-        }
-    }
-
-    pub(crate) fn take_result(&mut self) -> D::Output {
-        match self.state {
-            State::Chosen { poisoned } => {
-                self.state = State::Taken;
-                D::output(poisoned, &mut self.packet)
-            }
-            _ => panic!("{}", D::NO_RESULT),
-        }
-    }
-
     #[inline]
     fn chan(&self) -> &'a RawChan<T> {
         self.chan.expect("hoare: a disabled guard was used")
+    }
+}
+
+/// The result of `c`, if it was chosen (taken: asking again gives `None`).
+#[inline]
+fn chosen<'a, T, D: Direction<'a, T>>(c: &mut ChanCase<'a, T, D>) -> Option<D::Output> {
+    match c.state {
+        State::Chosen { poisoned } => {
+            c.state = State::Taken;
+            Some(D::output(poisoned, &mut c.packet))
+        }
+        _ => None,
     }
 }
 
@@ -335,30 +295,15 @@ impl<'a, T> RecvCase<'a, T> {
         Self::with(chan, Packet::empty())
     }
 
-    /// The channel (a [`RecvAny`](super::RecvAny) case is always enabled).
+    /// The result, if this guard was chosen (consumes the case).
     #[inline]
-    pub(super) fn raw(&self) -> &'a RawChan<T> {
-        self.chan()
+    pub fn into_chosen(mut self) -> Option<Result<T, RecvError>> {
+        chosen(&mut self)
     }
 
-    /// Where a value handed to this guard while it waits lands.
-    #[inline]
-    pub(super) fn packet_ptr(&self) -> *const Packet<T> {
-        &self.packet
-    }
-
-    /// Records the outcome of a communication decided under the lock (`Ready`
-    /// commits are completed by the caller, after the locks are released).
-    #[inline]
-    pub(super) fn set_result(&mut self, r: Result<T, RecvError>) {
-        let poisoned = match r {
-            Ok(v) => {
-                self.packet.set(v);
-                false
-            }
-            Err(RecvError::Poisoned) => true,
-        };
-        self.state = State::Chosen { poisoned };
+    /// The result of the chosen guard.
+    pub(crate) fn take_result(&mut self) -> Result<T, RecvError> {
+        chosen(self).expect("hoare: the chosen receive guard has no result")
     }
 }
 
@@ -370,6 +315,18 @@ impl<'a, T> SendCase<'a, T> {
             Some((c, v)) => Self::with(Some(c), Packet::with_value(v)),
             None => Self::with(None, Packet::empty()),
         }
+    }
+
+    /// The result, if this guard was chosen (consumes the case; the unsent value
+    /// is dropped).
+    #[inline]
+    pub fn into_chosen(mut self) -> Option<Result<(), SendError<T>>> {
+        chosen(&mut self)
+    }
+
+    /// The result of the chosen guard.
+    pub(crate) fn take_result(&mut self) -> Result<(), SendError<T>> {
+        chosen(self).expect("hoare: the chosen send guard has no result")
     }
 
     /// The value, if it was not sent.
@@ -401,7 +358,7 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
         self.chan().addr()
     }
 
-    #[inline]
+    #[inline(always)]
     fn try_alone(&mut self) -> bool {
         let mut g = self.chan().lock();
         match D::try_select(&mut g, &mut self.packet) {
@@ -421,6 +378,7 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
         }
     }
 
+    #[inline]
     fn lock_own(&mut self) {
         self.lock.own = Some(self.chan().lock());
         self.lock.shared = ptr::null_mut();
@@ -434,10 +392,12 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
         self.lock.shared = slot as *mut Option<SelectLock<'_, T>>;
     }
 
+    #[inline]
     fn unlock(&mut self) {
         self.lock.unlock();
     }
 
+    #[inline]
     fn try_locked(&mut self) -> bool {
         match D::try_select(self.lock.get(), &mut self.packet) {
             Selected::Ready(d) => {
@@ -452,6 +412,7 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
         }
     }
 
+    #[inline]
     unsafe fn register(&mut self, waiter: *const Waiter, token: usize) {
         let packet: *const Packet<T> = &self.packet;
         // SAFETY: forwarded from the caller: the waiter and this case (so the packet)
@@ -464,6 +425,11 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
         self.chan().lock().unregister(waiter);
     }
 
+    fn unregister_locked(&mut self, waiter: *const Waiter) {
+        self.lock.get().unregister(waiter);
+    }
+
+    #[inline]
     fn complete(&mut self) {
         if !matches!(self.state, State::Decided(_)) {
             return;
@@ -476,6 +442,7 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
         }
     }
 
+    #[inline]
     fn passive(&mut self, poisoned: bool) {
         self.state = State::Chosen { poisoned };
     }

@@ -170,7 +170,7 @@ macro_rules! __alt_parse {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __alt_expand {
-    ($mode:tt $([($kind:ident $id:ident $args:tt) $cond:tt $p:tt $b:tt])+) => {{
+    ($mode:tt $([($kind:ident $id:ident $args:tt) $cond:tt ($p:pat) $b:tt])+) => {{
         $( let mut $id = $crate::__alt_case!($kind $args $cond); )+
         let _ = $crate::__alt_select!($mode [$( &mut $id as &mut dyn $crate::alt::Case ),+]);
         $( let $id = $id.into_chosen(); )+

@@ -1,5 +1,5 @@
-//! Alternation (SPEC A1–A5): wait for the first of several guards, choose exactly
-//! one, and leave no trace on the others.
+//! Alternation (`docs/semantics.md#alternation`): wait for the first of several
+//! guards, choose exactly one, and leave no trace on the others.
 //!
 //! # Guards
 //! | guard | ready when | result |
@@ -100,18 +100,30 @@
 //! return the index of the end and its value directly.
 //!
 //! # How it works
-//! The recipe of [`crate::chan::select`], Go-style: one [`Waiter`](crate::waiter::Waiter)
-//! per alt is the single commit point for every way the alt can end (a partner's
-//! communication, poison, the timeout). First each guard is tried under its own
-//! channel's lock alone (an alt that is not registered anywhere can claim a
-//! passive partner safely, so the first success is the choice; when writers are
-//! always ready that is one lock per alt). If nothing was ready, the alt locks all
-//! its channels in address order, tries again, registers the waiter on every
-//! guard, releases the locks and waits with the earliest deadline; after the wait
-//! it unregisters everywhere. A registered alt is purely passive: it is claimed by
-//! one party at a time under one channel's lock, so two alts on the two ends of a
-//! channel never spin or offer and accept (unlike ProXC++'s alt-to-alt
-//! protocol): the second to lock the channel claims the first.
+//! Go's recipe for `select` (see the core's `chan/select.rs`): one
+//! [`Waiter`](crate::waiter::Waiter) per alt is the single commit point for every
+//! way the alt can end (a partner's communication, poison, the timeout). First each
+//! guard is tried under its own channel's lock alone (an alt that is not registered
+//! anywhere can claim a passive partner safely, so the first success is the choice;
+//! when writers are always ready that is one lock per alt). If nothing was ready,
+//! the alt locks all its channels in address order, tries again, registers the
+//! waiter on every guard, releases the locks and waits with the earliest deadline;
+//! after the wait it unregisters everywhere. A registered alt is purely passive: it
+//! is claimed by one party at a time under one channel's lock, so two alts on the
+//! two ends of a channel never spin or offer and accept (unlike ProXC++'s
+//! alt-to-alt protocol): the second to lock the channel claims the first.
+//!
+//! Every alt runs in one engine (`engine.rs`); a [`RecvAny`] brings its own plan
+//! to it (its lock order computed once, a waiter on the heap whose entries may stay
+//! in the queues between alts, see `any.rs`).
+//!
+//! | file | what it holds |
+//! |---|---|
+//! | `macros.rs`, `builder.rs`, `any.rs` | the three forms: [`alt!`](crate::alt!), [`Alt`] (and `recv_any`), [`RecvAny`] |
+//! | `policy.rs` | [`Fair`] |
+//! | `case.rs` | the guards as the engine drives them (channel, timeout, skip) |
+//! | `engine.rs` | the one engine, and the plan a set that outlives its alts adapts it with |
+//! | `barrier.rs` | alting barriers and their guard |
 
 mod any;
 pub mod barrier;

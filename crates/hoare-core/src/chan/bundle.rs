@@ -1,4 +1,4 @@
-//! A client/server bundle of ends for request–reply (SPEC C9).
+//! A client/server bundle of ends for request–reply.
 //!
 //! Each call carries a fresh one2one reply channel (the C++CSP2 idiom of sending a
 //! reply end with the request), so a server that dies or poisons without replying

@@ -2,13 +2,13 @@
 //! kind is [`Any`] may be cloned (shared by many processes), an end whose kind is
 //! [`One`] may not.
 
-use super::buffered::Side;
 use super::error::{
     RecvError, RecvFail, RecvTimeoutError, SendError, SendFail, SendTimeoutError, TryRecvError,
     TrySendError,
 };
-use super::raw::{RawChan, Wait};
-use super::waitq::Packet;
+use super::ops::Wait;
+use super::packet::Packet;
+use super::raw::{RawChan, Side};
 use crate::park;
 use crate::sync::Arc;
 use std::fmt;
@@ -216,8 +216,8 @@ impl<T, S: Sharing> Sender<T, S> {
         self.poisonable
     }
 
-    /// The channel's shared state, for the alt implementation (see
-    /// [`select`](super::select)).
+    /// The channel's shared state, which the guards of an alt take (the
+    /// [`alt!`](crate::alt!) macro calls this).
     pub fn raw(&self) -> &RawChan<T> {
         &self.chan
     }
@@ -366,8 +366,8 @@ impl<T, S: Sharing> Receiver<T, S> {
         self.poisonable
     }
 
-    /// The channel's shared state, for the alt implementation (see
-    /// [`select`](super::select)).
+    /// The channel's shared state, which the guards of an alt take (the
+    /// [`alt!`](crate::alt!) macro calls this).
     pub fn raw(&self) -> &RawChan<T> {
         &self.chan
     }

@@ -1,4 +1,5 @@
-//! Errors of channel operations. Every failed send gives its value back (SPEC C4).
+//! Errors of channel operations. Every failed send gives its value back ("no data
+//! lost", `docs/semantics.md#channels`).
 
 use std::error::Error;
 use std::fmt;

@@ -1,7 +1,6 @@
 //! One place that makes a channel of the sharing kind and buffering a caller
-//! chooses (SPEC C9).
+//! chooses.
 
-use super::buffered::Policy;
 use super::ends::{ends, Any, One, Receiver, Sender, Sharing};
 use super::raw::RawChan;
 
@@ -19,23 +18,6 @@ pub enum Buffer {
     Overwriting(usize),
     /// A FIFO without a bound; a send never blocks.
     Unbounded,
-}
-
-impl Buffer {
-    fn policy(self) -> Option<Policy> {
-        match self {
-            Buffer::Rendezvous | Buffer::Bounded(0) => None,
-            Buffer::Bounded(n) => Some(Policy::Bounded(n)),
-            Buffer::Overwriting(n) => {
-                assert!(
-                    n > 0,
-                    "hoare: an overwriting channel needs a capacity of at least 1"
-                );
-                Some(Policy::Overwriting(n))
-            }
-            Buffer::Unbounded => Some(Policy::Unbounded),
-        }
-    }
 }
 
 /// Namespace of the channel factory.
@@ -114,7 +96,7 @@ impl ChannelBuilder {
     /// # Panics
     /// On an overwriting buffer of capacity 0.
     pub fn make<T, S: Sharing, R: Sharing>(self) -> (Sender<T, S>, Receiver<T, R>) {
-        ends(RawChan::new(self.buffer.policy()))
+        ends(RawChan::new(self.buffer))
     }
     /// One writer, one reader.
     pub fn one2one<T>(self) -> (Sender<T, One>, Receiver<T, One>) {

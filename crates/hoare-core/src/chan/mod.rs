@@ -60,23 +60,31 @@
 //! ```
 //!
 //! # How it works
-//! A blocked party owns a [`Waiter`](crate::waiter::Waiter) and a [`Packet`] on its
-//! own stack and puts an [`Entry`] pointing at both into the channel's FIFO, behind
-//! a short lock that is never held across a park. The party that arrives second
-//! claims the first's waiter (`try_claim`), releases the lock, moves the value, and
-//! `finish`es the waiter; nothing spins. A plain blocking operation without a
-//! deadline can only be ended by holders of the channel's lock, so it is claimed
-//! with a plain store ([`Waiter::claim_exclusive`](crate::waiter::Waiter::claim_exclusive)).
-//! Flavours live in modules of their own behind one pair of end types: `rendezvous`,
-//! and `buffered` for the bounded, overwriting and unbounded FIFOs (which differ
-//! only in what a send does on a full buffer). Plain OS threads use every channel:
-//! their waits go through the thread's parker.
+//! A blocked party owns a [`Waiter`](crate::waiter::Waiter) and a value slot (a
+//! *packet*) on its own stack, and puts an entry pointing at both into the FIFO of
+//! its side of the channel, behind a short lock that is never held across a park.
+//! The party that arrives second claims the first's waiter (`try_claim`), releases
+//! the lock, moves the value from one packet to the other and `finish`es the
+//! waiter; nothing spins. A plain blocking operation without a deadline can only be
+//! ended by holders of the channel's lock, so it is claimed with a plain store.
+//! Every buffering shares one state (the two queues, the poison flag, and a buffer
+//! that stays empty on a rendezvous channel); the buffering only changes what a
+//! send or a receive does under the lock. Plain OS threads use every channel: their
+//! waits go through the thread's parker.
 //!
-//! The [`select`] module documents the per-channel API that alternation uses.
+//! | file | what it holds |
+//! |---|---|
+//! | `ends.rs` | [`Sender`] and [`Receiver`]: the public operations |
+//! | `ops.rs` | those operations, once for every buffering: try under the lock, else register and wait |
+//! | `select.rs` | one channel, locked: try a send or a receive (dispatching on the buffering), register, unregister; completing what was decided. Alternation is built on it |
+//! | `rendezvous.rs`, `buffered.rs` | what a send and a receive do under the lock, per buffering; the extended rendezvous's second phase |
+//! | `raw.rs` | [`RawChan`]: the shared state of one channel (the lock, the queues, the poison flag, the buffer, the end counts); poison |
+//! | `waitq.rs`, `packet.rs` | the FIFO of waiting parties; the value slot and the one hand-off between two slots |
+//! | `factory.rs`, `bundle.rs`, `error.rs` | making channels, request–reply, errors |
 //!
 //! # Large values
 //! A value is moved by pointer, once into the channel and once out: a blocked
-//! party's [`Packet`] holds it, and whoever completes the communication copies it
+//! party's packet holds it, and whoever completes the communication copies it
 //! straight from one packet (or the buffer) to the other. On the stack, a send
 //! keeps no copy besides the caller's value and the `Result` it returns (which
 //! gives the value back on failure), a receive one besides the caller's
@@ -91,10 +99,11 @@ pub mod bundle;
 mod ends;
 pub mod error;
 mod factory;
-mod lock;
+mod ops;
+mod packet;
 mod raw;
 mod rendezvous;
-pub mod select;
+pub(crate) mod select;
 mod waitq;
 
 pub use bundle::{request_reply, request_reply_with, CallError, ClientEnd, Request, ServerEnd};
@@ -104,7 +113,6 @@ pub use error::{
 };
 pub use factory::{any2any, any2one, one2any, one2one, Buffer, Channel, ChannelBuilder};
 pub use raw::RawChan;
-pub use select::{RecvCommit, SelectLock, Selected, SendCommit};
-pub use waitq::{Entry, Packet};
 
-pub(crate) use raw::Flavor;
+pub(crate) use packet::Packet;
+pub(crate) use waitq::Entry;

@@ -1,161 +1,106 @@
-//! The rendezvous flavour: no buffer, a send completes only when a receiver has
-//! the value.
+//! The rendezvous flavour: no buffer; a send completes only when a receiver has the
+//! value.
 //!
-//! State behind one short lock: the FIFO of waiting senders, the FIFO of waiting
-//! receivers and the poison flag. At most one of the two queues holds live waiters
-//! (whoever arrives second claims the first instead of queueing), stale entries
-//! aside. The value moves after the lock is released, under the claim.
+//! At most one of the channel's two queues holds live waiters (whoever arrives
+//! second claims the first instead of queueing), stale entries aside. Under the
+//! lock a party only claims its partner; the value moves after the lock is
+//! released, under the claim ([`deliver`], or [`super::select::complete_recv`]).
 
-use super::lock::{ChanGuard, ChanLock};
-use super::waitq::{Entry, Packet, WaitQueue};
-use crate::park;
+use super::packet::{hand_off, Packet};
+use super::raw::State;
+use super::select::{Deal, Selected};
+use super::waitq::Entry;
+use crate::park::{self, Unparker};
 use crate::registration::{Registration, Withdraw};
-use crate::sync::{AtomicBool, Ordering};
-use crate::waiter::Waiter;
-use std::marker::PhantomData;
+use crate::waiter::{Outcome, Waiter};
 use std::ptr;
 
-pub(crate) struct Zero<T> {
-    state: ChanLock<State>,
-    poisoned: AtomicBool,
-    _t: PhantomData<fn(T) -> T>,
+/// Under the lock (not poisoned): claims a waiting receiver for a send.
+#[inline(always)]
+pub(super) fn try_send<T>(g: &mut State<T>) -> Selected<Deal<T>> {
+    match g.receivers.claim() {
+        Some(r) => Selected::Ready(Deal::Partner(r)),
+        None => Selected::NotReady,
+    }
 }
 
-pub(crate) struct State {
-    pub(crate) senders: WaitQueue,
-    pub(crate) receivers: WaitQueue,
-    pub(crate) poisoned: bool,
-}
-
-/// Outcome of a non-blocking attempt under the lock.
-pub(crate) enum Try<C> {
-    Ready(C),
-    NotReady,
-    Poisoned,
-}
-
-impl<T> Zero<T> {
-    pub(crate) fn new() -> Self {
-        Self {
-            state: ChanLock::new(State {
-                senders: WaitQueue::new(),
-                receivers: WaitQueue::new(),
-                poisoned: false,
-            }),
-            poisoned: AtomicBool::new(false),
-            _t: PhantomData,
-        }
+/// Under the lock: claims a waiting sender for a receive.
+#[inline(always)]
+pub(super) fn try_recv<T>(g: &mut State<T>) -> Selected<Deal<T>> {
+    if g.poisoned {
+        return Selected::Poisoned;
     }
-
-    #[inline]
-    pub(crate) fn lock(&self) -> ChanGuard<'_, State> {
-        self.state.lock()
-    }
-
-    pub(crate) fn is_poisoned(&self) -> bool {
-        self.poisoned.load(Ordering::Acquire)
-    }
-
-    /// Under the lock: claims a waiting receiver for a send.
-    #[inline]
-    pub(crate) fn try_send(g: &mut State) -> Try<Entry> {
-        if g.poisoned {
-            return Try::Poisoned;
-        }
-        match g.receivers.claim() {
-            Some(e) => Try::Ready(e),
-            None => Try::NotReady,
-        }
-    }
-
-    /// Under the lock: claims a waiting sender for a receive.
-    #[inline]
-    pub(crate) fn try_recv(g: &mut State) -> Try<Entry> {
-        if g.poisoned {
-            return Try::Poisoned;
-        }
-        match g.senders.claim() {
-            Some(e) => Try::Ready(e),
-            None => Try::NotReady,
-        }
-    }
-
-    /// Poisons the channel: wakes every waiting party with poison.
-    pub(crate) fn poison(&self) {
-        let mut g = self.lock();
-        g.poisoned = true;
-        self.poisoned.store(true, Ordering::Release);
-        g.senders.poison_all();
-        g.receivers.poison_all();
+    match g.senders.claim() {
+        Some(s) => Selected::Ready(Deal::Partner(s)),
+        None => Selected::NotReady,
     }
 }
 
 /// Completes a send to the receiver `r` that the caller claimed, after releasing the
-/// lock: moves `value` into its packet and finishes it. If the receiver runs an
-/// extended rendezvous, blocks until its closure has returned.
+/// lock: moves the value of the sender's (full) `packet` straight into the
+/// receiver's packet and finishes it. If the receiver runs an extended rendezvous,
+/// blocks until its closure has returned.
 ///
 /// # Safety
 /// The caller claimed `r` (from a rendezvous receivers queue) and has not finished
 /// it.
 #[inline]
-pub(crate) unsafe fn deliver<T>(r: Entry, value: T) {
-    let mut packet = Packet::with_value(value);
-    // SAFETY: forwarded.
-    unsafe { deliver_packet(r, &mut packet) }
-}
-
-/// [`deliver`] of the value in the sender's (full) `packet`, which moves straight
-/// into the receiver's packet.
-///
-/// # Safety
-/// As [`deliver`].
-#[inline]
-pub(crate) unsafe fn deliver_packet<T>(r: Entry, packet: &mut Packet<T>) {
-    let p = r.packet as *const Packet<T>;
+pub(crate) unsafe fn deliver<T>(r: Entry<T>, packet: &mut Packet<T>) {
     // SAFETY: we hold the claim on `r.waiter`, so its party and packet stay put and
     // nobody else touches the packet until `finish`.
     unsafe {
-        if Packet::is_extended(p) {
-            // Second phase: the reader wakes `w2` once its closure returned. Nobody
-            // else can see `w2`, so no timeout or poison can end this wait.
-            park::with_current(|party| {
-                if party.cancelled() {
-                    // A party the runtime is unwinding cannot wait for the reader
-                    // (it may be a process the shutdown has stopped), and its frame
-                    // will be gone when the reader wakes it: hand the reader a
-                    // waiter of its own on the heap, left to leak (a few bytes, only
-                    // in a shutdown). The value is delivered either way.
-                    let w2: &'static Waiter = Box::leak(Box::new(Waiter::private(
-                        // SAFETY: `nobody` touches nothing; the address is unused.
-                        park::Unparker::from_raw(ptr::null(), nobody),
-                    )));
-                    Packet::set_writer(p, w2);
-                    Packet::move_raw(packet, p);
-                    Waiter::finish(r.waiter, false);
-                    return;
-                }
-                let w2 = Waiter::private(party.unparker());
-                Packet::set_writer(p, &w2);
-                Packet::move_raw(packet, p);
-                Waiter::finish(r.waiter, false);
-                let _reg = Registration::new(HandOff(&w2), &w2);
-                let out = w2.wait_committed(party);
-                // The reader releases us with success whatever happened meanwhile
-                // (poison included): the value was delivered.
-                assert_eq!(
-                    out,
-                    crate::waiter::Outcome::Done {
-                        token: 0,
-                        poisoned: false
-                    },
-                    "hoare: an extended rendezvous released its writer with {out:?}"
-                );
-            });
+        if Packet::is_extended(r.packet) {
+            deliver_extended(r, packet);
         } else {
-            Packet::move_raw(packet, p);
-            Waiter::finish(r.waiter, false);
+            hand_off(packet, r.packet, r.waiter);
         }
     }
+}
+
+/// [`deliver`] to a receiver that runs an extended rendezvous: the second phase.
+/// The sender hands the reader a private waiter and waits on it; the reader wakes it
+/// once its closure returned. Nobody else can see that waiter, so no timeout or
+/// poison can end this wait.
+///
+/// # Safety
+/// As [`deliver`].
+#[cold]
+unsafe fn deliver_extended<T>(r: Entry<T>, packet: &mut Packet<T>) {
+    let p = r.packet;
+    park::with_current(|party| {
+        // SAFETY: as in `deliver`: we hold the claim on `r`.
+        unsafe {
+            if party.cancelled() {
+                // A party the runtime is unwinding cannot wait for the reader (it
+                // may be a process the shutdown has stopped), and its frame will be
+                // gone when the reader wakes it: hand the reader a waiter of its own
+                // on the heap, left to leak (a few bytes, only in a shutdown). The
+                // value is delivered either way.
+                let w2: &'static Waiter = Box::leak(Box::new(Waiter::private(
+                    // SAFETY: `nobody` touches nothing; the address is unused.
+                    Unparker::from_raw(ptr::null(), nobody),
+                )));
+                Packet::set_writer(p, w2);
+                hand_off(packet, p, r.waiter);
+                return;
+            }
+            let w2 = Waiter::private(party.unparker());
+            Packet::set_writer(p, &w2);
+            hand_off(packet, p, r.waiter);
+            let _reg = Registration::new(HandOff(&w2), &w2);
+            let out = w2.wait_committed(party);
+            // The reader releases us with success whatever happened meanwhile
+            // (poison included): the value was delivered.
+            assert_eq!(
+                out,
+                Outcome::Done {
+                    token: 0,
+                    poisoned: false
+                },
+                "hoare: an extended rendezvous released its writer with {out:?}"
+            );
+        }
+    });
 }
 
 /// The unpark function of a waiter nobody waits on.
@@ -174,29 +119,17 @@ impl Withdraw for HandOff<'_> {
 }
 
 /// Completes a receive from the sender `s` that the caller claimed, after releasing
-/// the lock: takes its value and finishes it.
+/// the lock: takes its value (through registers: for a value that is not
+/// [large](super::packet::is_large)) and finishes it.
 ///
 /// # Safety
 /// The caller claimed `s` (from a rendezvous senders queue) and has not finished it.
 #[inline]
-pub(crate) unsafe fn take_from<T>(s: Entry) -> T {
+pub(crate) unsafe fn take<T>(s: Entry<T>) -> T {
     // SAFETY: we hold the claim; the sender registered a full packet.
     unsafe {
-        let v = Packet::<T>::read_raw(s.packet as *const Packet<T>);
+        let v = Packet::read_raw(s.packet);
         Waiter::finish(s.waiter, false);
         v
-    }
-}
-
-/// [`take_from`] into the receiver's (empty) packet `to`, with one copy.
-///
-/// # Safety
-/// As [`take_from`]; the caller owns `to`.
-#[inline]
-pub(crate) unsafe fn take_into<T>(s: Entry, to: &mut Packet<T>) {
-    // SAFETY: we hold the claim; the sender registered a full packet.
-    unsafe {
-        Packet::move_raw(s.packet as *const Packet<T>, to);
-        Waiter::finish(s.waiter, false);
     }
 }

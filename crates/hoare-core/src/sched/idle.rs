@@ -19,7 +19,7 @@
 //! already watching and will steal it if its worker stops making progress.
 
 use crate::park::Unparker;
-use crate::sync::{fence, lock, AtomicU64, Condvar, Mutex, Ordering};
+use crate::sync::{self, fence, lock, AtomicU64, Condvar, Mutex, Ordering};
 use std::time::Duration;
 
 const SEARCH_ONE: u64 = 1;
@@ -36,7 +36,7 @@ const SLEEP_MASK: u64 = !SEARCH_MASK;
 
 /// One worker's sleeping place: a wake flag under a mutex, and a condvar.
 #[derive(Debug, Default)]
-pub struct Sleeper {
+struct Sleeper {
     woken: Mutex<SleepState>,
     cv: Condvar,
 }
@@ -88,35 +88,14 @@ impl Sleeper {
     }
 
     /// Sleeps until woken or `timeout` passes; returns whether it was woken (and
-    /// consumes the wake).
+    /// consumes the wake). Under loom the timeout never fires.
     fn sleep(&self, timeout: Option<Duration>) -> bool {
-        let mut g = lock(&self.woken);
-        #[cfg(not(loom))]
-        if let Some(t) = timeout {
-            let deadline = crate::timer::deadline_after(t);
-            while !g.woken {
-                let now = std::time::Instant::now();
-                if now >= deadline {
-                    return false;
-                }
-                g = match self.cv.wait_timeout(g, deadline - now) {
-                    Ok((g, _)) => g,
-                    Err(p) => p.into_inner().0,
-                };
-            }
-            g.woken = false;
-            return true;
-        }
-        #[cfg(loom)]
-        let _ = timeout;
-        while !g.woken {
-            g = match self.cv.wait(g) {
-                Ok(g) => g,
-                Err(p) => p.into_inner(),
-            };
-        }
+        let (mut g, woken) =
+            sync::wait_until(&self.cv, lock(&self.woken), timeout, |s: &SleepState| {
+                s.woken
+            });
         g.woken = false;
-        true
+        woken
     }
 
     fn consume(&self) {

@@ -121,15 +121,6 @@ impl<T> JoinSlot<T> {
         Some(self.take())
     }
 
-    /// Takes the value if the slot is complete (without blocking).
-    pub fn try_take(&self) -> Option<T> {
-        if self.state.load(Ordering::Acquire) == DONE {
-            Some(self.take())
-        } else {
-            None
-        }
-    }
-
     fn take(&self) -> T {
         // SAFETY: DONE was observed with acquire; the completer no longer writes.
         self.value

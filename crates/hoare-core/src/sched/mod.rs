@@ -14,6 +14,6 @@ mod idle;
 mod join;
 mod proc_state;
 
-pub use idle::{Idle, Sleeper, MAX_WORKERS};
+pub use idle::{Idle, MAX_WORKERS};
 pub use join::JoinSlot;
 pub use proc_state::ProcState;

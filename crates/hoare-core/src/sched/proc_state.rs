@@ -45,13 +45,6 @@ impl ProcState {
         Self(AtomicU64::new(RUNNING))
     }
 
-    /// Resets a recycled state word to running, generation 0.
-    ///
-    /// Only for a state word nobody else can reach.
-    pub fn reset(&self) {
-        self.0.store(RUNNING, Ordering::Relaxed);
-    }
-
     /// Called by the running process: consumes a pending unpark, if any.
     #[inline]
     pub fn take_token(&self) -> bool {

@@ -1,9 +1,6 @@
-//! Loom models of the scheduler protocols in `hoare_core::sched`.
-//!
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p hoare-core --release --test loom_sched`
-#![cfg(loom)]
+//! Loom models of the scheduler protocols in `crate::sched`.
 
-use hoare_core::sched::{Idle, JoinSlot, ProcState};
+use crate::sched::{Idle, JoinSlot, ProcState};
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
@@ -15,7 +12,7 @@ fn take(work: &AtomicUsize) -> bool {
 
 /// One worker's idle loop: look for work, register as a sleeper, look again, sleep
 /// (lightly, with a timeout that loom never fires, if `light`).
-fn worker_until_work_as(idle: &Idle, work: &AtomicUsize, mut searching: bool, light: bool) {
+fn worker_until_work(idle: &Idle, work: &AtomicUsize, mut searching: bool, light: bool) {
     loop {
         if take(work) {
             if searching {
@@ -38,8 +35,20 @@ fn worker_until_work_as(idle: &Idle, work: &AtomicUsize, mut searching: bool, li
     }
 }
 
-fn worker_until_work(idle: &Idle, work: &AtomicUsize, searching: bool) {
-    worker_until_work_as(idle, work, searching, false)
+/// One worker (searching already, if `searching`) that looks for work and sleeps
+/// (lightly, if `light`) while a producer makes work and calls `notify`: the worker
+/// must end up with the work (loom reports it asleep for ever otherwise).
+fn work_reaches_worker(searching: bool, light: bool, notify: fn(&Idle)) {
+    let idle = Arc::new(Idle::new(2));
+    if searching {
+        assert!(idle.try_begin_search());
+    }
+    let work = Arc::new(AtomicUsize::new(0));
+    let (i2, w2) = (idle.clone(), work.clone());
+    let t = thread::spawn(move || worker_until_work(&i2, &w2, searching, light));
+    work.store(1, Ordering::SeqCst);
+    notify(&idle);
+    t.join().unwrap();
 }
 
 /// Catches a lost wake-up: work pushed while the worker is between "found nothing"
@@ -48,15 +57,7 @@ fn worker_until_work(idle: &Idle, work: &AtomicUsize, searching: bool) {
 /// drop the SeqCst fences, and loom reports the worker asleep forever.)
 #[test]
 fn idle_no_lost_wakeup() {
-    loom::model(|| {
-        let idle = Arc::new(Idle::new(2));
-        let work = Arc::new(AtomicUsize::new(0));
-        let (i2, w2) = (idle.clone(), work.clone());
-        let t = thread::spawn(move || worker_until_work(&i2, &w2, false));
-        work.store(1, Ordering::SeqCst);
-        idle.notify_one();
-        t.join().unwrap();
-    });
+    loom::model(|| work_reaches_worker(false, false, Idle::notify_one));
 }
 
 /// Catches the "last searcher" bug: a producer that sees a searching worker does not
@@ -64,16 +65,7 @@ fn idle_no_lost_wakeup() {
 /// it: make `prepare_sleep` drop the searching count after the caller's re-check.)
 #[test]
 fn idle_last_searcher_rechecks() {
-    loom::model(|| {
-        let idle = Arc::new(Idle::new(2));
-        assert!(idle.try_begin_search());
-        let work = Arc::new(AtomicUsize::new(0));
-        let (i2, w2) = (idle.clone(), work.clone());
-        let t = thread::spawn(move || worker_until_work(&i2, &w2, true));
-        work.store(1, Ordering::SeqCst);
-        idle.notify_one();
-        t.join().unwrap();
-    });
+    loom::model(|| work_reaches_worker(true, false, Idle::notify_one));
 }
 
 /// Catches a weak notification that misses a deep sleeper: `notify_weak` (a lone
@@ -83,15 +75,7 @@ fn idle_last_searcher_rechecks() {
 /// reports the worker asleep forever.)
 #[test]
 fn idle_weak_notify_wakes_deep_sleeper() {
-    loom::model(|| {
-        let idle = Arc::new(Idle::new(2));
-        let work = Arc::new(AtomicUsize::new(0));
-        let (i2, w2) = (idle.clone(), work.clone());
-        let t = thread::spawn(move || worker_until_work(&i2, &w2, false));
-        work.store(1, Ordering::SeqCst);
-        idle.notify_weak();
-        t.join().unwrap();
-    });
+    loom::model(|| work_reaches_worker(false, false, Idle::notify_weak));
 }
 
 /// Catches a strong notification that misses a light sleeper: a worker that chose
@@ -101,15 +85,7 @@ fn idle_weak_notify_wakes_deep_sleeper() {
 /// deadlock.)
 #[test]
 fn idle_notify_one_wakes_light_sleeper() {
-    loom::model(|| {
-        let idle = Arc::new(Idle::new(2));
-        let work = Arc::new(AtomicUsize::new(0));
-        let (i2, w2) = (idle.clone(), work.clone());
-        let t = thread::spawn(move || worker_until_work_as(&i2, &w2, false, true));
-        work.store(1, Ordering::SeqCst);
-        idle.notify_one();
-        t.join().unwrap();
-    });
+    loom::model(|| work_reaches_worker(false, true, Idle::notify_one));
 }
 
 /// Catches a lost wake-up in `Park::park_releasing` for processes: the worker parks

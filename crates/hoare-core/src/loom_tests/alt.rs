@@ -1,17 +1,10 @@
 //! Loom models of alternation. Each test names the bug it catches; each was
 //! checked to fail with that bug put into the engine (crates/hoare-core/src/alt).
-//!
-//! Run: `CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2
-//! cargo test -p hoare-core --release --test loom_alt`.
-//!
-//! Under loom `park_until` returns at once unless an unpark is pending, so a wait
-//! with a deadline is a timeout racing everything that happened before it.
-#![cfg(loom)]
 
-use hoare_core::alt;
-use hoare_core::alt::Alt;
-use hoare_core::chan::{one2one, SendTimeoutError};
-use hoare_core::timer::Timer;
+use crate::alt;
+use crate::alt::Alt;
+use crate::chan::{one2one, SendTimeoutError};
+use crate::timer::Timer;
 use loom::thread;
 use std::time::Instant;
 
@@ -50,7 +43,7 @@ fn writer_outcome(r: Result<(), SendTimeoutError<u32>>) -> Option<u32> {
 /// with `park_until` and, when that times out, reports the timeout without winning
 /// the waiter's CAS, so a writer that claimed the waiter meanwhile delivers a value
 /// the alt never reports: a writer sees `Ok` for an alt that says "timeout").
-/// Checked by making `engine::slow` wait that way: loom fails this test with
+/// Checked by making `engine::wait` wait that way: loom fails this test with
 /// `(Some(1), None)` against `(Some(1), Some(2))`.
 #[test]
 fn two_channels_and_timeout_race() {
@@ -82,7 +75,7 @@ fn two_channels_and_timeout_race() {
 /// Catches: releasing the channels' locks between the locked try and the register
 /// phase (both alts try, find nothing, then both register: a lost wake-up, and
 /// loom reports the deadlock). Checked by unlocking after the try and relocking to
-/// register in `engine::slow`: loom reports "deadlock".
+/// register in `engine::wait`: loom reports "deadlock".
 #[test]
 fn alt_to_alt_cycle() {
     loom::model(|| {
@@ -135,7 +128,7 @@ fn precondition_false_never_chosen() {
     });
 }
 
-/// Alting barrier (B3): barrier completion racing a channel claim and timeouts.
+/// Alting barrier: barrier completion racing a channel claim and timeouts.
 /// Three ends enrolled: A (main) alts on the barrier, a receive and a timeout; B
 /// alts on the barrier, a send to A and a timeout; the third end is resigned by a
 /// third thread, which completes the barrier if A and B are both offering then (or
@@ -157,7 +150,7 @@ fn precondition_false_never_chosen() {
 /// "expected to be able to acquire lock" assertion. So this model runs with 2.
 #[test]
 fn alting_barrier_completion_racing_channel_claim() {
-    use hoare_core::alt::AltingBarrier;
+    use crate::alt::AltingBarrier;
     loom::model(|| {
         let (_bar, mut ends) = AltingBarrier::with_enrolled(3);
         let third = ends.pop().unwrap();
@@ -196,16 +189,16 @@ fn alting_barrier_completion_racing_channel_claim() {
 /// first, the writer's send on B claims it through that stale entry and hands 10 to
 /// B's packet while the alt takes 2 from A's buffer: 10 is lost (and the pending
 /// unpark ends the third wait before anyone committed it); before that, the
-/// overwrite of the waiter races the writer's claim on it. Checked by re-arming at
-/// the start of `RecvAny::run` in `alt/any.rs` (and not under the locks): loom
-/// fails with "Causality violation: Concurrent load and mut accesses".
+/// overwrite of the waiter races the writer's claim on it. Checked by calling
+/// `Plan::rearm` before the locks are taken in `engine::wait`: loom fails with
+/// "Causality violation: Concurrent load and mut accesses".
 ///
-/// Both threads park through [`PairedParker`]: with the core's `ThreadParker`,
-/// loom 0.7 fails this model on correct code (see `PairedParker`).
+/// Both threads park through a [`ModelParker`](super::ModelParker): with the
+/// core's `ThreadParker`, loom 0.7 fails this model on correct code (see there).
 #[test]
 fn recv_any_stale_entries_across_waits() {
-    use hoare_core::alt::RecvAny;
-    use hoare_core::chan::Channel;
+    use crate::alt::RecvAny;
+    use crate::chan::Channel;
     loom::model(|| {
         // A is the channel at the lower address, so the lock order (by address)
         // is the same in every execution (the allocator does not promise that the
@@ -218,7 +211,7 @@ fn recv_any_stale_entries_across_waits() {
             (c2, c1)
         };
         let w = thread::spawn(move || {
-            with_paired_parker(|| {
+            super::as_process(false, || {
                 ta.send(1).unwrap();
                 ta.send(2).unwrap();
                 tb.send(10).unwrap();
@@ -226,7 +219,7 @@ fn recv_any_stale_entries_across_waits() {
             (ta, tb)
         });
         let rxs = [ra, rb];
-        let got = with_paired_parker(|| {
+        let got = super::as_process(false, || {
             let mut set = RecvAny::new(&rxs);
             let mut got = Vec::new();
             for _ in 0..3 {
@@ -240,74 +233,4 @@ fn recv_any_stale_entries_across_waits() {
         let from_b: Vec<u32> = got.iter().filter(|g| g.0 == 1).map(|g| g.1).collect();
         assert_eq!((from_a, from_b), (vec![1, 2], vec![10]), "got {got:?}");
     });
-}
-
-/// A parker for loom threads that pairs every wake-up token with one loom
-/// `park`/`unpark`. The core's `ThreadParker` lets a thread take its token before
-/// the waker has called loom's `unpark`; loom then keeps that `unpark` pending, and
-/// the thread's next wait on a contended channel lock returns at once and trips
-/// loom's "expected to be able to acquire lock" (a false alarm: a real thread would
-/// just spin on). Here the token is only taken after loom's `park` returned, so no
-/// `unpark` is left pending.
-struct PairedParker {
-    token: loom::sync::atomic::AtomicBool,
-    thread: thread::Thread,
-}
-
-impl PairedParker {
-    unsafe fn unpark_raw(data: *const ()) {
-        // SAFETY: `data` is a parker whose thread is inside a wait (the contract of
-        // `Unparker::unpark`); it stays alive until that thread has left the wait.
-        let me = unsafe { &*(data as *const PairedParker) };
-        let t = me.thread.clone();
-        me.token.store(true, std::sync::atomic::Ordering::Release);
-        t.unpark();
-    }
-
-    fn take_token(&self) -> bool {
-        use std::sync::atomic::Ordering;
-        self.token
-            .compare_exchange(true, false, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-    }
-}
-
-impl hoare_core::park::Park for PairedParker {
-    fn park(&self, _w: &hoare_core::waiter::Waiter) {
-        loop {
-            thread::park();
-            if self.take_token() {
-                return;
-            }
-        }
-    }
-
-    fn park_until(&self, _deadline: Instant, _w: Option<&hoare_core::waiter::Waiter>) -> bool {
-        self.take_token()
-    }
-
-    fn unparker(&self) -> hoare_core::park::Unparker {
-        // SAFETY: `unpark_raw` may be called from any thread while the parker's
-        // thread waits, and touches the parker only before its `unpark`.
-        unsafe {
-            hoare_core::park::Unparker::from_raw(self as *const Self as *const (), Self::unpark_raw)
-        }
-    }
-}
-
-/// Runs `f` with this loom thread parking through a [`PairedParker`].
-fn with_paired_parker<R>(f: impl FnOnce() -> R) -> R {
-    use hoare_core::park::{set_current_process, Park};
-    use std::ptr::NonNull;
-    let p = PairedParker {
-        token: loom::sync::atomic::AtomicBool::new(false),
-        thread: thread::current(),
-    };
-    // SAFETY: `p` outlives every wait of `f` (which all end before `f` returns) and
-    // is reset before it goes out of scope; it is this thread's party.
-    unsafe { set_current_process(Some(NonNull::from(&p as &dyn Park))) };
-    let r = f();
-    // SAFETY: back to the thread's own parker.
-    unsafe { set_current_process(None) };
-    r
 }

@@ -2,80 +2,14 @@
 //! (`Park::cancelled`) must not block, and its wait must end exactly once even when
 //! a partner commits it at the same moment. Each test names the bug it catches;
 //! each was checked to fail with that bug put into the code.
-//!
-//! Run: `CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2
-//! cargo test -p hoare-core --release --test loom_cancel`.
-#![cfg(loom)]
 
-use hoare_core::alt::RecvAny;
-use hoare_core::chan::{one2one, Channel, RecvError, TrySendError};
-use hoare_core::park::{set_current_process, Park, Unparker};
-use hoare_core::waiter::Waiter;
-use loom::sync::atomic::AtomicBool;
+use crate::alt::RecvAny;
+use crate::chan::{one2one, Channel, RecvError, TrySendError};
 use loom::thread;
-use std::ptr::NonNull;
-use std::sync::atomic::Ordering;
-use std::time::Instant;
-
-/// A parker for a loom thread that stands for a process being unwound: it is
-/// cancelled, and like the runtime's process it still consumes the unpark of a
-/// wait another party has committed (it never refuses `park`).
-struct CancelledParker {
-    token: AtomicBool,
-    thread: thread::Thread,
-}
-
-impl CancelledParker {
-    unsafe fn unpark_raw(data: *const ()) {
-        // SAFETY: `data` is a parker whose thread is inside a wait; it stays alive
-        // until that thread has left the wait.
-        let me = unsafe { &*(data as *const CancelledParker) };
-        let t = me.thread.clone();
-        me.token.store(true, Ordering::Release);
-        t.unpark();
-    }
-
-    fn take_token(&self) -> bool {
-        self.token
-            .compare_exchange(true, false, Ordering::Acquire, Ordering::Relaxed)
-            .is_ok()
-    }
-}
-
-impl Park for CancelledParker {
-    fn park(&self, _w: &Waiter) {
-        while !self.take_token() {
-            thread::park();
-        }
-    }
-
-    fn park_until(&self, _deadline: Instant, _w: Option<&Waiter>) -> bool {
-        self.take_token()
-    }
-
-    fn cancelled(&self) -> bool {
-        true
-    }
-
-    fn unparker(&self) -> Unparker {
-        // SAFETY: `unpark_raw` may be called from any thread while the parker's
-        // thread waits, and touches the parker only before its `unpark`.
-        unsafe { Unparker::from_raw(self as *const Self as *const (), Self::unpark_raw) }
-    }
-}
 
 /// Runs `f` as a cancelled party.
 fn cancelled<R>(f: impl FnOnce() -> R) -> R {
-    let p = CancelledParker {
-        token: AtomicBool::new(false),
-        thread: thread::current(),
-    };
-    // SAFETY: `p` outlives every wait of `f` and is reset before it goes.
-    unsafe { set_current_process(Some(NonNull::from(&p as &dyn Park))) };
-    let r = f();
-    // SAFETY: back to the thread's own parker.
-    unsafe { set_current_process(None) };
-    r
+    super::as_process(true, f)
 }
 
 /// A cancelled receiver registers its exclusive entry, is refused its park, and
@@ -112,7 +46,7 @@ fn cancelled_alt_racing_a_send() {
         let (tx2, rx2) = one2one::<u32>();
         let t = thread::spawn(move || (tx2.try_send(9), tx2));
         let got = cancelled(|| {
-            hoare_core::alt! {
+            crate::alt! {
                 recv(rx1) -> v => (1, v),
                 recv(rx2) -> v => (2, v),
             }

@@ -1,18 +1,12 @@
 //! Loom models of the channel hand-off. Each test names the bug it catches; each
 //! was checked to fail with that bug put into the code.
-//!
-//! Run: `CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2
-//! cargo test -p hoare-core --release --test loom_chan`.
-//!
-//! Under loom `park_until` returns at once unless an unpark is pending, so a
-//! deadline of `Instant::now()` is a timeout racing everything else.
-#![cfg(loom)]
 
-use hoare_core::chan::{
-    any2any, any2one, one2one, Channel, Entry, Packet, RawChan, RecvError, RecvTimeoutError,
-    SelectLock, Selected, SendTimeoutError,
+use crate::chan::select::{complete_recv, complete_send, SelectLock, Selected};
+use crate::chan::{
+    any2any, any2one, one2one, Channel, Entry, Packet, RawChan, Receiver, RecvError,
+    RecvTimeoutError, SendTimeoutError,
 };
-use hoare_core::waiter::{Outcome, Waiter};
+use crate::waiter::{Outcome, Waiter};
 use loom::thread;
 use std::time::Instant;
 
@@ -49,19 +43,28 @@ fn handoff_reader_in_thread() {
 /// waiter's outcome (it reports poison for a value the writer saw delivered).
 #[test]
 fn poison_racing_completion() {
-    loom::model(|| {
-        let (tx, rx) = any2one::<u32>();
-        let tx2 = tx.clone();
-        let writer = thread::spawn(move || tx.send(7).is_ok());
-        let poisoner = thread::spawn(move || tx2.poison());
-        let got = rx.recv();
-        let sent = writer.join().unwrap();
-        poisoner.join().unwrap();
-        assert_eq!(sent, got.is_ok(), "sent {sent}, received {got:?}");
-        if sent {
-            assert_eq!(got, Ok(7));
-        }
-    });
+    loom::model(|| writer_and_poisoner(7, |rx| rx.recv(), 7));
+}
+
+/// A writer sends `value` and a second writer poisons while the main thread
+/// receives with `recv`: the send succeeded exactly when the receive did, and then
+/// the receive gives `expect`.
+fn writer_and_poisoner(
+    value: u32,
+    recv: impl FnOnce(&Receiver<u32>) -> Result<u32, RecvError>,
+    expect: u32,
+) {
+    let (tx, rx) = any2one::<u32>();
+    let tx2 = tx.clone();
+    let writer = thread::spawn(move || tx.send(value).is_ok());
+    let poisoner = thread::spawn(move || tx2.poison());
+    let got = recv(&rx);
+    let sent = writer.join().unwrap();
+    poisoner.join().unwrap();
+    assert_eq!(sent, got.is_ok(), "sent {sent}, received {got:?}");
+    if sent {
+        assert_eq!(got, Ok(expect));
+    }
 }
 
 /// A send whose deadline passes while a receiver completes it. A timed-out send
@@ -94,19 +97,7 @@ fn timeout_racing_completion() {
 /// instead of success (the writer reports poison for a delivered value).
 #[test]
 fn poison_during_extended_rendezvous() {
-    loom::model(|| {
-        let (tx, rx) = any2one::<u32>();
-        let tx2 = tx.clone();
-        let writer = thread::spawn(move || tx.send(3).is_ok());
-        let poisoner = thread::spawn(move || tx2.poison());
-        let got = rx.recv_with(|v| v + 1);
-        let sent = writer.join().unwrap();
-        poisoner.join().unwrap();
-        assert_eq!(sent, got.is_ok(), "sent {sent}, received {got:?}");
-        if sent {
-            assert_eq!(got, Ok(4));
-        }
-    });
+    loom::model(|| writer_and_poisoner(3, |rx| rx.recv_with(|v| v + 1), 4));
 }
 
 /// Two writers on an any2any channel, the main thread reading twice: each value is
@@ -229,19 +220,22 @@ fn alt(guards: &[Guard<'_>], deadline: Option<Instant>) -> Option<(usize, Option
     for (i, l) in locks.iter_mut() {
         let i = *i;
         match &guards[i] {
-            Guard::Send(..) => match l.try_select_send(&mut packets[i]) {
-                Selected::Ready(c) => {
+            Guard::Send(..) => match l.try_send(&mut packets[i]) {
+                Selected::Ready(d) => {
                     drop(locks);
-                    c.complete();
+                    // SAFETY: decided with this packet; every lock is released.
+                    unsafe { complete_send(d, &mut packets[i]) };
                     return Some((i, None));
                 }
                 Selected::Poisoned => panic!("nobody poisons"),
                 Selected::NotReady => {}
             },
-            Guard::Recv(..) => match l.try_select_recv() {
-                Selected::Ready(c) => {
+            Guard::Recv(..) => match l.try_recv(false, &mut packets[i]) {
+                Selected::Ready(d) => {
                     drop(locks);
-                    return Some((i, Some(c.complete())));
+                    // SAFETY: as above.
+                    unsafe { complete_recv(d, &mut packets[i]) };
+                    return Some((i, packets[i].take()));
                 }
                 Selected::Poisoned => panic!("nobody poisons"),
                 Selected::NotReady => {}
@@ -276,7 +270,7 @@ fn alt(guards: &[Guard<'_>], deadline: Option<Instant>) -> Option<(usize, Option
 
 /// An alt with two input guards (one waiter registered in two channels) racing two
 /// timed writers and its own timeout: at most one guard fires, and the writer of
-/// the other channel gets its value back (A3: the others leave no trace). Checks
+/// the other channel gets its value back (an alt leaves no trace on the guards it did not choose). Checks
 /// the select handle's register/claim/unregister protocol. Catches: claiming a
 /// registered alt by checking `is_waiting` instead of winning the CAS (both
 /// writers win it), an `unregister` that leaves an entry behind (a writer claims a

@@ -1,17 +1,13 @@
 //! Loom models of the two-tier barrier (crates/hoare-core/src/barrier.rs).
 //!
-//! Run: `CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2
-//! cargo test -p hoare-core --release --test loom_barrier`.
-//!
 //! Under loom the barrier has two worker groups plus the plain-thread group; the
 //! models put parties in groups with `park::set_worker_index`, so the per-group tier
 //! and the global tier are both exercised. Loom reports a deadlock when a party is
 //! left blocked ("nobody left behind"); the assertions check that nobody is released
 //! early.
-#![cfg(loom)]
 
-use hoare_core::barrier::Barrier;
-use hoare_core::park::set_worker_index;
+use crate::barrier::Barrier;
+use crate::park::set_worker_index;
 use loom::sync::atomic::{AtomicBool, AtomicUsize};
 use loom::sync::Arc;
 use std::sync::atomic::Ordering::SeqCst;

@@ -1,12 +1,12 @@
 //! Loom models of the I/O protocols: a worker sleeping in the I/O poller
 //! (`Idle::sleep_in`) and a socket's readiness (`hoare_core::readiness`).
 //!
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p hoare-core --release --test loom_io`
-#![cfg(loom)]
+//! `CARGO_TARGET_DIR=target/loom RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2
+//! cargo test -p hoare-core --release --lib loom_tests::io`
 
-use hoare_core::park::Unparker;
-use hoare_core::readiness::{Interest, Readiness, Wait, READABLE};
-use hoare_core::sched::Idle;
+use crate::park::Unparker;
+use crate::readiness::{Interest, Readiness, Wait, READABLE};
+use crate::sched::Idle;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::{Arc, Condvar, Mutex};
 use loom::thread;

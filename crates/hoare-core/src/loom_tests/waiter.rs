@@ -1,8 +1,7 @@
 //! Loom models of the waiter protocol (crates/hoare-core/src/waiter.rs). Each test
 //! names the bug it catches.
-#![cfg(loom)]
 
-use hoare_core::waiter::{Outcome, Waiter, TIMED_OUT};
+use crate::waiter::{Outcome, Waiter, TIMED_OUT};
 use loom::sync::Arc;
 use loom::thread;
 use std::time::Instant;

@@ -1,0 +1,361 @@
+//! The operations of the channel ends (send, receive, extended rendezvous; blocking,
+//! timed or not at all), written once over the select handle for every buffering:
+//! try under the lock; else register, wait, and let the registration take the entry
+//! back on every way out.
+
+use super::error::{RecvFail, SendFail};
+use super::factory::Buffer;
+use super::packet::{is_large, Packet};
+use super::raw::RawChan;
+use super::rendezvous;
+use super::select::{complete_recv, complete_send, Deal, FinishOnDrop, Selected};
+use super::waitq::Entry;
+use crate::park::{self, Park};
+use crate::registration::{Registration, Withdraw};
+use crate::waiter::{Outcome, Waiter, CANCELLED};
+use std::time::Instant;
+
+/// How long an operation may wait.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Wait {
+    /// Not at all (`try_*`).
+    Try,
+    /// Until the deadline (`None`: for ever).
+    Until(Option<Instant>),
+}
+
+/// Wakes an extended rendezvous's writer, or frees its buffer place, when dropped.
+struct ExtEnd<'a, T> {
+    chan: &'a RawChan<T>,
+    writer: *const Waiter,
+}
+
+impl<T> Drop for ExtEnd<'_, T> {
+    fn drop(&mut self) {
+        if !self.writer.is_null() {
+            // SAFETY: the writer waits on this private waiter (see
+            // `rendezvous::deliver`) until we wake it; nobody else knows it.
+            unsafe { Waiter::try_wake(self.writer, 0, false) };
+        } else if self.chan.buffer != Buffer::Rendezvous {
+            self.chan.release();
+        }
+    }
+}
+
+/// Frees a reserved buffer place when dropped (also when a closure panics).
+struct ReleaseOnDrop<'a, T>(&'a RawChan<T>);
+
+impl<T> Drop for ReleaseOnDrop<'_, T> {
+    fn drop(&mut self) {
+        self.0.release();
+    }
+}
+
+/// A plain send's or receive's registration on one channel: withdrawing it takes
+/// the waiter's entry out of the channel's queue, unless a partner already took it
+/// out (it pops the entry it claims, poison drains the queue).
+struct ChanSite<'a, T> {
+    chan: &'a RawChan<T>,
+    waiter: *const Waiter,
+}
+
+impl<T> Withdraw for ChanSite<'_, T> {
+    #[inline]
+    fn withdraw(&mut self) -> bool {
+        // SAFETY: the waiter lives in `block`'s frame, which holds this site.
+        if !unsafe { (*self.waiter).is_done() } {
+            self.chan.lock().unregister(self.waiter);
+        }
+        false
+    }
+}
+
+impl<T> RawChan<T> {
+    /// Blocks the current party on this channel: makes its waiter, lets `register`
+    /// put it in a queue under `g`, waits (without a deadline, `g` is released only
+    /// once the party is parked, see [`crate::park::park_releasing`], which saves the
+    /// runtime a compare-and-swap per park), and hands the outcome to `done`. A
+    /// [`Registration`] takes the entry out again on every way out that leaves it
+    /// behind (a timeout, a cancellation, the stack being unwound). The current
+    /// party is looked up once for all of it.
+    ///
+    /// # Safety
+    /// `register` must register the waiter it is given under `g`, as an exclusive
+    /// entry when `deadline` is `None` (every party that can end the wait then takes
+    /// this channel's lock), with a packet that stays put until `done` returns.
+    // Always inlined: each call level between the blocking operation and the
+    // switch costs a mispredicted return after it.
+    #[inline(always)]
+    unsafe fn block<G, R>(
+        &self,
+        mut g: G,
+        deadline: Option<Instant>,
+        register: impl FnOnce(&mut G, *const Waiter),
+        done: impl FnOnce(Outcome) -> R,
+    ) -> R {
+        park::with_current(|p| {
+            let waiter = Waiter::new(p.unparker());
+            register(&mut g, &waiter);
+            let reg = Registration::new(
+                ChanSite {
+                    chan: self,
+                    waiter: &waiter,
+                },
+                &waiter,
+            );
+            let out = match deadline {
+                None => {
+                    // SAFETY: the caller's contract is the one `park_releasing`
+                    // needs; the waiter's one unpark comes from a party that took
+                    // this channel's lock after `g` was released.
+                    if unsafe { park::park_releasing(p, g, &waiter) } {
+                        waiter.outcome()
+                    } else {
+                        self.cancel_exclusive(p, &waiter)
+                    }
+                }
+                Some(_) => {
+                    drop(g);
+                    waiter.wait_as(p, deadline)
+                }
+            };
+            match out {
+                // The committer popped the entry (or poison drained the queue).
+                Outcome::Done { .. } => reg.finished(),
+                Outcome::Aborted { .. } => drop(reg),
+            }
+            done(out)
+        })
+    }
+
+    /// A cancelled party was refused its park after registering an exclusive
+    /// entry: takes the entry back, or, if a partner claimed it meanwhile, waits
+    /// for that partner to finish.
+    #[cold]
+    fn cancel_exclusive(&self, p: &dyn Park, waiter: &Waiter) -> Outcome {
+        if self.lock().unregister(waiter) {
+            // Nobody claimed it (a claimer pops the entry under the lock), and
+            // nobody can now: abort it ourselves.
+            let aborted = waiter.try_abort_quiet(CANCELLED);
+            debug_assert!(aborted);
+            return Outcome::Aborted { token: CANCELLED };
+        }
+        waiter.wait_committed(p)
+    }
+
+    /// Sends the value in `packet` (build it with `Packet::with_value` in the
+    /// argument: `chan.send(Packet::with_value(v), ..)`); on failure `fail` builds
+    /// the caller's error from the reason and the value given back.
+    ///
+    /// Large values: the packet is the argument itself, which the
+    /// caller's frame holds, so this frame keeps no copy of the value; the value
+    /// moves from the packet once, straight into the receiver's packet or the
+    /// buffer (or, on failure, into the error). Building the caller's error here,
+    /// rather than returning an internal one the caller converts, keeps further
+    /// copies of it off the stack.
+    #[inline]
+    pub(crate) fn send<E>(
+        &self,
+        packet: Packet<T>,
+        wait: Wait,
+        fail: impl FnOnce(SendFail, T) -> E,
+    ) -> Result<(), E> {
+        if is_large::<T>() {
+            // Out of line, so the caller builds the packet straight into the
+            // argument (inlined, LLVM may build it elsewhere and copy it).
+            self.send_outlined(packet, wait, fail)
+        } else {
+            self.send_inline(packet, wait, fail)
+        }
+    }
+
+    #[inline(never)]
+    fn send_outlined<E>(
+        &self,
+        packet: Packet<T>,
+        wait: Wait,
+        fail: impl FnOnce(SendFail, T) -> E,
+    ) -> Result<(), E> {
+        self.send_inline(packet, wait, fail)
+    }
+
+    #[inline(always)]
+    fn send_inline<E>(
+        &self,
+        mut packet: Packet<T>,
+        wait: Wait,
+        fail: impl FnOnce(SendFail, T) -> E,
+    ) -> Result<(), E> {
+        let mut g = self.lock();
+        match g.try_send(&mut packet) {
+            Selected::Ready(d) => {
+                drop(g);
+                // SAFETY: decided with this packet under the lock just released.
+                unsafe { complete_send(d, &mut packet) };
+                return Ok(());
+            }
+            Selected::Poisoned => {
+                drop(g);
+                return give_back(&mut packet, SendFail::Poisoned, fail);
+            }
+            Selected::NotReady => {}
+        }
+        let Wait::Until(deadline) = wait else {
+            drop(g);
+            return give_back(&mut packet, SendFail::Full, fail);
+        };
+        let pk: *const Packet<T> = &packet;
+        // SAFETY: the waiter lives in `block` and `packet` on this frame until we
+        // return, and the entry is taken out unless the party that ended the wait
+        // removed it (a claimer pops it, poison drains the queue). Without a
+        // deadline the entry is exclusive: this party never aborts, and every other
+        // party that can end the wait does so under this channel's lock.
+        unsafe {
+            self.block(
+                g,
+                deadline,
+                |g, w| g.register_send(Entry::plain(w, pk, deadline.is_none())),
+                |out| match out {
+                    Outcome::Done {
+                        poisoned: false, ..
+                    } => Ok(()),
+                    // A cancelled party sees the channel as poisoned.
+                    Outcome::Done { poisoned: true, .. }
+                    | Outcome::Aborted { token: CANCELLED } => {
+                        give_back(&mut packet, SendFail::Poisoned, fail)
+                    }
+                    Outcome::Aborted { .. } => give_back(&mut packet, SendFail::Timeout, fail),
+                },
+            )
+        }
+    }
+
+    /// Receives a value; on failure `fail` builds the caller's error. The value
+    /// moves once into the packet on this frame (or is read straight from a
+    /// rendezvous sender's packet) and once out, into the result (see `send`).
+    #[inline]
+    pub(crate) fn recv<E>(&self, wait: Wait, fail: impl FnOnce(RecvFail) -> E) -> Result<T, E> {
+        let mut packet = Packet::empty();
+        let mut g = self.lock();
+        match g.try_recv(false, &mut packet) {
+            Selected::Ready(Deal::Partner(s)) => {
+                drop(g);
+                if is_large::<T>() {
+                    // Through our packet: reading it straight into the result
+                    // would keep a second copy on this frame across `finish`.
+                    // SAFETY: claimed under the lock just released.
+                    unsafe { complete_recv(Deal::Partner(s), &mut packet) };
+                    return Ok(packet.take_full());
+                }
+                // SAFETY: claimed under the lock just released.
+                return Ok(unsafe { rendezvous::take(s) });
+            }
+            Selected::Ready(Deal::Done) => {
+                drop(g);
+                return Ok(packet.take_full());
+            }
+            Selected::Poisoned => {
+                // `fail` may yield (a `try_recv` spends the budget): not under the
+                // lock.
+                drop(g);
+                return Err(fail(RecvFail::Poisoned));
+            }
+            Selected::NotReady => {}
+        }
+        let Wait::Until(deadline) = wait else {
+            drop(g);
+            return Err(fail(RecvFail::Empty));
+        };
+        let pk: *const Packet<T> = &packet;
+        // SAFETY: as in `send`.
+        unsafe {
+            self.block(
+                g,
+                deadline,
+                |g, w| g.register_recv(Entry::plain(w, pk, deadline.is_none())),
+                |out| match out {
+                    Outcome::Done {
+                        poisoned: false, ..
+                    } => Ok(packet.take_full()),
+                    Outcome::Done { poisoned: true, .. }
+                    | Outcome::Aborted { token: CANCELLED } => Err(fail(RecvFail::Poisoned)),
+                    Outcome::Aborted { .. } => Err(fail(RecvFail::Timeout)),
+                },
+            )
+        }
+    }
+
+    // `recv` and `recv_with` stay two functions on purpose: one generic body over
+    // both (measured) let LLVM out-line `try_recv` and the wait closure, +50
+    // instructions per CommsTime communication.
+    pub(crate) fn recv_with<R, E>(
+        &self,
+        f: impl FnOnce(T) -> R,
+        wait: Wait,
+        fail: impl FnOnce(RecvFail) -> E,
+    ) -> Result<R, E> {
+        let mut packet = Packet::extended();
+        let mut g = self.lock();
+        match g.try_recv(true, &mut packet) {
+            Selected::Ready(Deal::Partner(s)) => {
+                drop(g);
+                let _finish = FinishOnDrop(s.waiter);
+                // SAFETY: claimed under the lock just released; the sender's packet
+                // is full, and its waiter is finished when `f` returns (or panics).
+                let v = unsafe { Packet::read_raw(s.packet) };
+                return Ok(f(v));
+            }
+            Selected::Ready(Deal::Done) => {
+                drop(g);
+                let _release = ReleaseOnDrop(self);
+                return Ok(f(packet.take_full()));
+            }
+            Selected::Poisoned => {
+                // `fail` may yield (a `try_recv` spends the budget): not under the
+                // lock.
+                drop(g);
+                return Err(fail(RecvFail::Poisoned));
+            }
+            Selected::NotReady => {}
+        }
+        let Wait::Until(deadline) = wait else {
+            drop(g);
+            return Err(fail(RecvFail::Empty));
+        };
+        let pk: *const Packet<T> = &packet;
+        // SAFETY: as in `send`.
+        unsafe {
+            self.block(
+                g,
+                deadline,
+                |g, w| g.register_recv(Entry::plain(w, pk, deadline.is_none())),
+                |out| match out {
+                    Outcome::Done {
+                        poisoned: false, ..
+                    } => {
+                        let _end = ExtEnd {
+                            chan: self,
+                            writer: packet.writer(),
+                        };
+                        Ok(f(packet.take_full()))
+                    }
+                    Outcome::Done { poisoned: true, .. }
+                    | Outcome::Aborted { token: CANCELLED } => Err(fail(RecvFail::Poisoned)),
+                    Outcome::Aborted { .. } => Err(fail(RecvFail::Timeout)),
+                },
+            )
+        }
+    }
+}
+
+/// A failed send's error, with the value from its packet. Out of line: its
+/// temporaries stay off the frame of the send itself.
+#[cold]
+#[inline(never)]
+fn give_back<T, E>(
+    p: &mut Packet<T>,
+    why: SendFail,
+    fail: impl FnOnce(SendFail, T) -> E,
+) -> Result<(), E> {
+    Err(fail(why, p.take_full()))
+}
