@@ -233,6 +233,27 @@ fn alt_accept_guard_and_timeout() {
     });
 }
 
+/// One `try_accept` per firing of the guard accepts every pending connection:
+/// a successful operation puts the token back while the socket may still be
+/// readable (the second connection's edge came before the first accept).
+/// Before `Readiness::rearm` the alt waited for an edge that had already come.
+#[test]
+fn one_accept_per_guard_firing_takes_every_pending_connection() {
+    rt(1).run(|| {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        l.readable().unwrap();
+        let cs: Vec<TcpStream> = (0..3).map(|_| TcpStream::connect(addr).unwrap()).collect();
+        let mut accepted = 0;
+        while accepted < cs.len() {
+            let got = hoare::alt! {
+                recv(l.readable().unwrap()) => l.try_accept().is_ok(),
+            };
+            accepted += usize::from(got);
+        }
+    });
+}
+
 #[test]
 fn udp_round_trips() {
     rt(2).run(|| {

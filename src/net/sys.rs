@@ -130,7 +130,12 @@ impl<S: AsRawFd> Io<S> {
             match op(&self.sock) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                res => return res,
+                res => {
+                    if res.is_ok() && interest == Interest::Read && self.guard.get().is_some() {
+                        r.rearm();
+                    }
+                    return res;
+                }
             }
             r.clear(snap, interest);
             match r.wait(interest, deadline) {
@@ -199,10 +204,15 @@ impl<S: AsRawFd> Io<S> {
         let reg = self.reg.get();
         let snap = reg.map(|r| r.readiness().snapshot());
         let res = op(&self.sock);
-        if let (Err(e), Some(r), Some(snap)) = (&res, reg, snap) {
-            if e.kind() == io::ErrorKind::WouldBlock {
+        match (&res, reg, snap) {
+            (Err(e), Some(r), Some(snap)) if e.kind() == io::ErrorKind::WouldBlock => {
                 r.readiness().clear(snap, interest);
             }
+            // Only sockets whose guard is in use pay for this.
+            (Ok(_), Some(r), _) if interest == Interest::Read && self.guard.get().is_some() => {
+                r.readiness().rearm();
+            }
+            _ => {}
         }
         res
     }

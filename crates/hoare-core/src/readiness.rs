@@ -250,6 +250,21 @@ impl Readiness {
         }
     }
 
+    /// A read operation succeeded: if the socket may still be readable (its bit
+    /// is set: no operation has found otherwise), puts a token back in the guard,
+    /// which the alt that fired had taken. So a process that does one operation
+    /// per firing of the guard is not left waiting for an edge that already came
+    /// (two connections pending, one accepted); the next firing may be spurious.
+    pub fn rearm(&self) {
+        if !self.snapshot().is_ready(Interest::Read) {
+            return;
+        }
+        let guard = lock(&self.inner).guard.clone();
+        if let Some(guard) = guard {
+            let _ = guard.tx.try_send(());
+        }
+    }
+
     /// The readable guard of this socket (made on first use): its receiving end
     /// holds a token while the socket is readable.
     pub fn guard(&self) -> Arc<Guard> {
