@@ -25,9 +25,13 @@
 //! Resolving a host *name* (as opposed to an IP address) in `bind`/`connect`
 //! asks the system resolver, which blocks the worker while it runs.
 
+mod auth;
+pub mod frame;
+mod node;
 mod sys;
 mod tcp;
 mod udp;
 
+pub use node::{Node, DEFAULT_MAX_MESSAGE};
 pub use tcp::{TcpListener, TcpStream};
 pub use udp::UdpSocket;
