@@ -211,20 +211,6 @@ impl WorkerLocal {
 
     /// At a periodic look: polls without blocking if the runtime has a poller and
     /// no other worker holds it. The processes woken go to this worker's queues.
-    /// For a searching worker: polls the I/O poller without blocking if the
-    /// runtime has one and no other worker holds it. Returns whether it did
-    /// (the search then needs no `sched_yield`: the poll is its pause).
-    #[inline]
-    pub(crate) fn search_poll_io(&self) -> bool {
-        let Some(d) = self.shared().io.get() else {
-            return false;
-        };
-        if let Some(mut p) = d.try_poller() {
-            poll_and_dispatch(d, &mut p, Some(Duration::ZERO));
-        }
-        true
-    }
-
     #[inline]
     pub(crate) fn poll_io_now(&self) {
         if let Some(d) = self.shared().io.get() {

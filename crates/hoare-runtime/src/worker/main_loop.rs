@@ -118,16 +118,6 @@ impl WorkerLocal {
                     if round < SPIN_ROUNDS / 2 {
                         std::hint::spin_loop();
                     } else {
-                        // With an I/O poller, a searcher polls it (without
-                        // blocking) instead of yielding its thread, as Go's
-                        // spinning Ms poll the network: readiness that comes
-                        // while it searches wakes its process at once, and the
-                        // core is not given away (a `sched_yield` on a loaded
-                        // machine may cost a whole time slice).
-                        #[cfg(feature = "io")]
-                        if self.search_poll_io() {
-                            continue;
-                        }
                         std::thread::yield_now();
                     }
                 }
