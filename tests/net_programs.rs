@@ -62,10 +62,17 @@ impl Prog {
         assert!(st.success(), "child failed: {st}");
     }
 
-    fn kill(mut self) -> BufReader<ChildStdout> {
+    fn kill(&mut self) {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
-        self.out
+    }
+}
+
+/// A test that fails leaves no child behind.
+impl Drop for Prog {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -89,6 +96,9 @@ mod roles {
     pub fn sink() {
         let node = Node::bind("127.0.0.1:0", SECRET).unwrap();
         let rx = node.publish::<u64>("in").unwrap();
+        if let Ok(ns) = std::env::var("NAMES") {
+            node.register(&ns, &var("NAME")).unwrap();
+        }
         say("addr", node.local_addr());
         let mut n = 0u64;
         let mut sum = 0u64;
@@ -115,7 +125,10 @@ mod roles {
     /// Sends 1..=COUNT to `TO`, then drops its end (poison).
     pub fn source() {
         let node = Node::bind("127.0.0.1:0", SECRET).unwrap();
-        let tx = node.connect::<u64>(&var("TO")).unwrap();
+        let tx = match std::env::var("NAMES") {
+            Ok(ns) => node.connect_named::<u64>(&ns, &var("NAME")).unwrap(),
+            Err(_) => node.connect::<u64>(&var("TO")).unwrap(),
+        };
         let count: u64 = var("COUNT").parse().unwrap();
         for i in 1..=count {
             tx.send(i).unwrap();
@@ -227,6 +240,34 @@ fn pipeline_over_three_programs() {
     sink.wait_ok();
 }
 
+/// A name service in this program; a reader program registers its channel
+/// under a name, a writer program resolves the name and sends through it.
+#[test]
+fn writer_finds_reader_through_the_name_service() {
+    hoare::run(|| {
+        let ns = Node::bind("127.0.0.1:0", SECRET).unwrap();
+        hoare::net::serve_names(&ns).unwrap();
+        let names = ns.local_addr().to_string();
+        let mut sink = Prog::start("sink", &[("NAMES", names.clone()), ("NAME", "in".into())]);
+        sink.expect("addr"); // registered by now
+        let mut src = Prog::start(
+            "source",
+            &[
+                ("NAMES", names.clone()),
+                ("NAME", "in".into()),
+                ("COUNT", "100".into()),
+            ],
+        );
+        assert_eq!(src.expect("done"), "ok");
+        assert_eq!(sink.expect("done"), format!("100 {}", 100 * 101 / 2));
+        src.wait_ok();
+        sink.wait_ok();
+        // An unknown name is an error that says so.
+        let e = ns.resolve(&names, "nobody").unwrap_err();
+        assert!(e.to_string().contains("nobody"), "{e}");
+    });
+}
+
 /// Request/reply through an accepter: three client programs, each with its own
 /// pair of channels.
 #[test]
@@ -293,7 +334,7 @@ fn killed_peer_poisons_and_loses_no_acknowledged_value() {
     hoare::run(|| {
         let node = Node::bind("127.0.0.1:0", SECRET).unwrap();
         let rx = node.publish::<u64>("in").unwrap();
-        let w = Prog::start(
+        let mut w = Prog::start(
             "counter",
             &[("TO", url(&node.local_addr().to_string(), "in"))],
         );
@@ -301,7 +342,7 @@ fn killed_peer_poisons_and_loses_no_acknowledged_value() {
         for _ in 0..200 {
             got.insert(rx.recv().unwrap());
         }
-        let out = w.kill();
+        w.kill();
         // The rest until poison.
         loop {
             match rx.recv() {
@@ -317,7 +358,7 @@ fn killed_peer_poisons_and_loses_no_acknowledged_value() {
             lost[0].1.contains("closed") || lost[0].1.contains("failed"),
             "{lost:?}"
         );
-        for line in out.lines() {
+        for line in (&mut w.out).lines() {
             let line = line.unwrap();
             if let Some(v) = line.strip_prefix("acked ") {
                 let v: u64 = v.parse().unwrap();

@@ -27,11 +27,13 @@
 
 mod auth;
 pub mod frame;
+mod names;
 mod node;
 mod sys;
 mod tcp;
 mod udp;
 
+pub use names::{serve_names, MAX_NAME, MAX_NAMES, SERVICE};
 pub use node::{Node, DEFAULT_MAX_MESSAGE};
 pub use tcp::{TcpListener, TcpStream};
 pub use udp::UdpSocket;
