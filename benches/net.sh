@@ -24,7 +24,7 @@ run() { # client args, then -- and the server command
   for _ in $(seq 100); do grep -q listening "$out" && break; sleep 0.05; done
   local addr; addr=$(awk '/listening/{print $2}' "$out")
   "${client[@]}" --addr "$addr" | tail -1
-  kill "$pid"; wait "$pid" 2>/dev/null || true
+  kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
   rm -f "$out"
 }
 
