@@ -291,7 +291,7 @@ fn shutdown_cancels_processes_parked_on_sockets() {
         let (s, _) = l.accept().unwrap();
         drop(hoare::spawn(move || {
             let mut buf = [0; 1];
-            let _ = (&s).read(&mut buf);
+            let _ = s.read(&mut buf);
         }));
         drop(hoare::spawn(move || {
             let _ = l.accept();

@@ -8,7 +8,7 @@
 #![cfg(feature = "net")]
 
 use hoare::net::Node;
-use hoare::{Receiver, RecvError};
+use hoare::Receiver;
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdout, Command, Stdio};
@@ -344,13 +344,8 @@ fn killed_peer_poisons_and_loses_no_acknowledged_value() {
         }
         w.kill();
         // The rest until poison.
-        loop {
-            match rx.recv() {
-                Ok(v) => {
-                    got.insert(v);
-                }
-                Err(RecvError::Poisoned) => break,
-            }
+        while let Ok(v) = rx.recv() {
+            got.insert(v);
         }
         let lost = node.lost_connections();
         assert_eq!(lost.len(), 1, "{lost:?}");
@@ -446,7 +441,7 @@ fn bad_peers_are_refused_while_good_traffic_continues() {
         let garbage = hoare::spawn(move || {
             let mut s = hoare::net::TcpStream::connect(addr).unwrap();
             let junk: Vec<u8> = (0..4096u32)
-                .map(|i| (i * 2654435761u32 >> 13) as u8)
+                .map(|i| (i.wrapping_mul(2654435761u32) >> 13) as u8)
                 .collect();
             let _ = s.write_all(&junk);
             let mut buf = [0u8; 256];

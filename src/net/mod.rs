@@ -34,6 +34,6 @@ mod tcp;
 mod udp;
 
 pub use names::{serve_names, MAX_NAME, MAX_NAMES, SERVICE};
-pub use node::{Node, DEFAULT_MAX_MESSAGE};
+pub use node::{Accepted, Node, DEFAULT_MAX_MESSAGE};
 pub use tcp::{TcpListener, TcpStream};
 pub use udp::UdpSocket;

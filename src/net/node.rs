@@ -619,6 +619,10 @@ struct NodeInner {
     stop: Sender<(), Any>,
 }
 
+/// What an accepter (see [`Node::accept`]) hands over for each client: the
+/// reading end of the client's requests and the writing end of its replies.
+pub type Accepted<Req, Rep> = (Receiver<Req, One>, Sender<Rep, Any>);
+
 /// A program's presence on the network: it publishes channels by name and
 /// connects to other nodes' channels.
 ///
@@ -757,10 +761,7 @@ impl Node {
     ///     h.join().unwrap();
     /// });
     /// ```
-    pub fn accept<Req, Rep>(
-        &self,
-        name: &str,
-    ) -> io::Result<Receiver<(Receiver<Req, One>, Sender<Rep, Any>), One>>
+    pub fn accept<Req, Rep>(&self, name: &str) -> io::Result<Receiver<Accepted<Req, Rep>, One>>
     where
         Req: Serialize + DeserializeOwned + Send + 'static,
         Rep: Serialize + DeserializeOwned + Send + 'static,

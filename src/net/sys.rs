@@ -170,7 +170,7 @@ impl<S: AsRawFd> Io<S> {
                     // Rounded up, so a deadline is not polled for in a busy loop.
                     let left = d - now;
                     left.as_millis()
-                        .saturating_add(u128::from(left.subsec_nanos() % 1_000_000 != 0))
+                        .saturating_add(u128::from(!left.subsec_nanos().is_multiple_of(1_000_000)))
                         .min(i32::MAX as u128) as i32
                 }
             };
