@@ -24,6 +24,27 @@
 //!
 //! Resolving a host *name* (as opposed to an IP address) in `bind`/`connect`
 //! asks the system resolver, which blocks the worker while it runs.
+//!
+//! # Network channels
+//! A [`Node`] stretches channels between programs with the semantics of local
+//! ones (seed 002's networked C++CSP): [`Node::publish`] gives the reading end
+//! of a channel other programs reach as `"HOST:PORT/name"` ([`Node::connect`]),
+//! [`Node::accept`]/[`Node::connect_pair`] give a fresh request/reply pair per
+//! client, and [`serve_names`] with [`Node::register`]/[`Node::connect_named`]
+//! lets a writer find a reader by name. A `send` returns once the remote
+//! reader has taken the value (after its `recv_with` closure); poison crosses
+//! both ways; a lost connection poisons every channel it carried
+//! ([`Node::connection_error`] says why). Peers authenticate with a shared
+//! secret (HMAC-SHA-256 challenge–response) before any frame; frames
+//! ([`frame`]) are at most 64 KiB and values at most the node's limit, and a
+//! malformed frame closes its connection.
+//!
+//! Not done yet (issue 14): a value whose proxy already took it when the
+//! connection is lost is not handed back — its `send` returns `Ok` without an
+//! acknowledgement (handing it back needs an extended rendezvous that can
+//! refuse the value, a core change); TLS (rustls); C++ ends; the reassembly
+//! buffers are bounded per channel (the node's message limit) but not per
+//! connection.
 
 mod auth;
 pub mod frame;
