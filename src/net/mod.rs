@@ -40,8 +40,9 @@
 //! malformed frame closes its connection.
 //!
 //! Not done yet (issue 14): a value whose proxy already took it when the
-//! connection is lost is not handed back — its `send` returns `Ok` without an
-//! acknowledgement (handing it back needs an extended rendezvous that can
+//! connection is lost, or that encodes to more than the node's limit, is not
+//! handed back — its `send` returns `Ok` without an acknowledgement and the
+//! channel is poisoned (handing it back needs an extended rendezvous that can
 //! refuse the value, a core change); TLS (rustls); C++ ends; the reassembly
 //! buffers are bounded per channel (the node's message limit) but not per
 //! connection.
