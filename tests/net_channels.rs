@@ -93,3 +93,18 @@ fn an_oversized_value_poisons_its_channel_only() {
         h2.join().unwrap();
     });
 }
+
+/// A channel name longer than the protocol takes is an error, not a panic.
+#[test]
+fn an_overlong_name_is_an_error() {
+    hoare::run(|| {
+        let server = Node::bind("127.0.0.1:0", b"s").unwrap();
+        let long = "x".repeat(100_000);
+        assert!(server.publish::<u32>(&long).is_err());
+        let client = Node::bind("127.0.0.1:0", b"s").unwrap();
+        let e = client
+            .connect::<u32>(&format!("{}/{long}", server.local_addr()))
+            .unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+    });
+}

@@ -40,6 +40,8 @@ use std::time::Duration;
 pub const DEFAULT_MAX_MESSAGE: usize = 16 << 20;
 /// The most channels one connection may carry at once.
 const MAX_CHANNELS: usize = 1 << 16;
+/// The longest channel name (bytes) an `OPEN` may carry.
+const MAX_NAME: usize = 1024;
 /// How long a peer may take to authenticate.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -370,6 +372,10 @@ impl Conn {
         let name = std::str::from_utf8(p.get(name_at..).unwrap_or_default())
             .map_err(|_| protocol("a channel name that is not UTF-8"))?
             .to_owned();
+        // Bounded, so the refusal that quotes it fits in one frame.
+        if name.len() > MAX_NAME {
+            return Err(protocol(format!("a channel name over {MAX_NAME} bytes")));
+        }
         let factory = self.node.upgrade().and_then(|n| {
             lock(&n.published)
                 .get(&name)
@@ -793,6 +799,7 @@ impl Node {
         kind: Open,
         f: impl Fn(&Arc<Conn>, u32, u32) -> io::Result<(u32, u32)> + Send + Sync + 'static,
     ) -> io::Result<()> {
+        check_name(name)?;
         let mut p = lock(&self.inner.published);
         if p.contains_key(name) {
             return Err(io::Error::new(
@@ -966,7 +973,18 @@ fn parse_url(url: &str) -> io::Result<(SocketAddr, String)> {
             format!("hoare: {host:?} resolves to no address"),
         )
     })?;
+    check_name(name)?;
     Ok((addr, name.to_owned()))
+}
+
+fn check_name(name: &str) -> io::Result<()> {
+    if name.len() > MAX_NAME {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("hoare: a channel name over {MAX_NAME} bytes"),
+        ));
+    }
+    Ok(())
 }
 
 /// Accepts connections until the node is dropped; each is authenticated and
