@@ -27,6 +27,7 @@
 //! | [`chan`] | channels of every sharing kind and buffering, poison, extended rendezvous |
 //! | [`alt!`](macro@alt), [`Alt`] | alternation over receive, send, timeout, skip and barrier guards |
 //! | [`barrier`], [`timer`] | barriers and alting barriers; `Egg`, `Repeat`, `Date` timers |
+//! | [`net`] | sockets whose operations park the calling process: TCP, UDP, readiness alt guards (feature `net`) |
 //! | [`core`] | the model-checked synchronisation core and its park/unpark seam |
 
 pub use hoare_core as core;
@@ -35,6 +36,9 @@ pub use hoare_core as core;
 /// (built with the `check` feature; see `docs/checking.md`).
 #[cfg(feature = "check")]
 pub use hoare_runtime::check;
+
+#[cfg(feature = "net")]
+pub mod net;
 
 /// The C++ bridge behind `cpp/include/hoare/hoare.hpp` (built with the `cxx` feature).
 #[cfg(feature = "cxx")]

@@ -496,3 +496,33 @@ fn a_broadcast_reader_waiting_for_ever_is_reported() {
         "{text}"
     );
 }
+
+/// A process waiting for a socket waits for the outside world: never a deadlock,
+/// however long the peer takes (here a plain thread that connects after 200 ms),
+/// whether it blocks in `accept` or in an alt over the listener's readable guard.
+#[cfg(feature = "net")]
+#[test]
+fn waiting_for_a_socket_is_not_a_deadlock() {
+    for use_alt in [false, true] {
+        let got = Runtime::builder().workers(2).build().try_run(move || {
+            let l = hoare::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = l.local_addr().unwrap();
+            let t = std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(200));
+                std::net::TcpStream::connect(addr).unwrap()
+            });
+            if use_alt {
+                let (_keep, never) = hoare::one2one::<u8>();
+                let ready = l.readable().unwrap();
+                alt! {
+                    recv(never) -> _ => panic!("nothing is sent on it"),
+                    recv(ready) -> _ => {},
+                }
+            }
+            let (_s, _) = l.accept().unwrap();
+            drop(t.join().unwrap());
+            true
+        });
+        assert_eq!(got, Ok(true), "alt: {use_alt}");
+    }
+}

@@ -8,6 +8,8 @@
 //! * [`waiter`]: the one commit word per wait that every wake-up goes through.
 //! * [`registration`]: the one type that undoes a waiting party's registration
 //!   on every exit, return or unwind.
+//! * [`readiness`]: a socket's I/O readiness as an edge-triggered poller reports
+//!   it, and the parties parked until it.
 //! * [`sched`]: the protocols the scheduler is built from (process park/notify,
 //!   worker sleep/wake), kept here so loom can check them.
 //! * [`chan`], [`alt`](mod@alt), [`barrier`], [`timer`]: what users build programs from.
@@ -20,6 +22,7 @@ pub mod alt;
 pub mod barrier;
 pub mod chan;
 pub mod park;
+pub mod readiness;
 pub mod registration;
 pub mod sched;
 #[cfg(feature = "check")]

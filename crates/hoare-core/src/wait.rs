@@ -47,6 +47,12 @@ impl ObjInfo {
         }
     }
 
+    /// This identity, marked as made outside every process.
+    pub(crate) fn made_outside(mut self) -> Self {
+        self.outside = true;
+        self
+    }
+
     /// The process-wide id (ids count up from 1 in order of creation).
     pub fn id(&self) -> u64 {
         self.id

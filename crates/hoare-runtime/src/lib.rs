@@ -38,6 +38,7 @@
 // threads    the registry of a runtime's thread processes
 // shared     what a runtime's workers share; pin routing; the caller's runtime
 // worker/    a worker: its queues, stealing, parking and waking, dispatch, its loop
+// io         the I/O poller (feature `io`): idle workers sleep in it, sockets register
 // spawn      creating a process
 // sweep      the shutdown sweep, which unwinds the processes that did not finish
 // lifecycle  a runtime's start and shutdown
@@ -50,6 +51,8 @@ mod api;
 pub mod check;
 mod context;
 mod detect;
+#[cfg(feature = "io")]
+pub mod io;
 mod lifecycle;
 mod proc;
 pub mod report;

@@ -81,6 +81,8 @@ impl Core {
             shutdown_timeout,
             opts,
             gate: Gate::default(),
+            #[cfg(feature = "io")]
+            io: std::sync::OnceLock::new(),
         });
         let mut core = Core {
             shared,

@@ -81,6 +81,9 @@ pub(crate) struct Shared {
     /// How long shutdown waits for processes that keep their worker and for
     /// thread processes before it gives up (`None`: for ever).
     pub(crate) shutdown_timeout: Option<Duration>,
+    /// The I/O poller, made when the first socket registers (see `io`).
+    #[cfg(feature = "io")]
+    pub(crate) io: std::sync::OnceLock<crate::io::Driver>,
     /// The options that shape reports and detection.
     pub(crate) opts: Opts,
     /// Where `run` waits for its root (or a deadlock report).

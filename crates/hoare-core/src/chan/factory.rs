@@ -57,11 +57,17 @@ impl Channel {
 pub struct ChannelBuilder {
     buffer: Buffer,
     name: Option<&'static str>,
+    /// Fed from outside hoare (an I/O readiness guard): never deadlocked.
+    outside: bool,
 }
 
 impl From<Buffer> for ChannelBuilder {
     fn from(buffer: Buffer) -> Self {
-        Self { buffer, name: None }
+        Self {
+            buffer,
+            name: None,
+            outside: false,
+        }
     }
 }
 
@@ -104,6 +110,13 @@ impl ChannelBuilder {
         self
     }
 
+    /// Marks the channel as fed from outside hoare (by readiness events), so
+    /// that a wait on it never counts as deadlocked.
+    pub(crate) fn outside(mut self) -> Self {
+        self.outside = true;
+        self
+    }
+
     /// The buffering chosen so far.
     pub fn buffering(&self) -> Buffer {
         self.buffer
@@ -116,7 +129,11 @@ impl ChannelBuilder {
     /// On an overwriting buffer of capacity 0.
     #[track_caller]
     pub fn make<T, S: Sharing, R: Sharing>(self) -> (Sender<T, S>, Receiver<T, R>) {
-        ends(RawChan::new(self.buffer, ObjInfo::here(self.name)))
+        let mut info = ObjInfo::here(self.name);
+        if self.outside {
+            info = info.made_outside();
+        }
+        ends(RawChan::new(self.buffer, info))
     }
     /// One writer, one reader.
     #[track_caller]

@@ -16,6 +16,7 @@ mod barrier;
 mod broadcast;
 mod cancel;
 mod chan;
+mod io;
 mod sched;
 mod waiter;
 

@@ -18,6 +18,7 @@
 //! task ([`Idle::notify_weak`]) wakes only a deep sleeper, since a light one is
 //! already watching and will steal it if its worker stops making progress.
 
+use crate::park::Unparker;
 use crate::sync::{self, fence, lock, AtomicU64, Condvar, Mutex, Ordering};
 use std::time::Duration;
 
@@ -36,26 +37,69 @@ const SLEEP_MASK: u64 = !SEARCH_MASK;
 /// One worker's sleeping place: a wake flag under a mutex, and a condvar.
 #[derive(Debug, Default)]
 struct Sleeper {
-    woken: Mutex<bool>,
+    woken: Mutex<SleepState>,
     cv: Condvar,
+}
+
+/// What a [`Sleeper`]'s mutex guards.
+#[derive(Debug, Default)]
+struct SleepState {
+    woken: bool,
+    /// Set while the worker sleeps in something other than the condvar (an I/O
+    /// poller, see [`Idle::sleep_in`]): how to make that return.
+    interrupt: Option<Unparker>,
 }
 
 impl Sleeper {
     fn wake(&self) {
-        *lock(&self.woken) = true;
-        self.cv.notify_one();
+        let mut g = lock(&self.woken);
+        g.woken = true;
+        // Under the lock: the worker sets and clears `interrupt` under it too, so
+        // it is valid here, and a worker about to block in its poller either sees
+        // `woken` first or has published `interrupt` (whose effect the poller
+        // keeps until it polls: mio's `Waker` is an eventfd).
+        match g.interrupt {
+            // SAFETY: see `Idle::sleep_in`: valid while set.
+            Some(u) => unsafe { u.unpark() },
+            None => self.cv.notify_one(),
+        }
+    }
+
+    /// Like `sleep`, but blocks in `block(timeout)` instead of the condvar; a
+    /// `wake` meanwhile calls `interrupt`. Returns whether it was woken.
+    fn sleep_in(
+        &self,
+        timeout: Option<Duration>,
+        interrupt: Unparker,
+        block: impl FnOnce(Option<Duration>),
+    ) -> bool {
+        {
+            let mut g = lock(&self.woken);
+            if g.woken {
+                g.woken = false;
+                return true;
+            }
+            g.interrupt = Some(interrupt);
+        }
+        block(timeout);
+        let mut g = lock(&self.woken);
+        g.interrupt = None;
+        std::mem::take(&mut g.woken)
     }
 
     /// Sleeps until woken or `timeout` passes; returns whether it was woken (and
     /// consumes the wake). Under loom the timeout never fires.
     fn sleep(&self, timeout: Option<Duration>) -> bool {
-        let (mut g, woken) = sync::wait_while_false(&self.cv, lock(&self.woken), timeout);
-        *g = false;
+        let (mut g, woken) =
+            sync::wait_until(&self.cv, lock(&self.woken), timeout, |s: &SleepState| {
+                s.woken
+            });
+        g.woken = false;
         woken
     }
 
     fn consume(&self) {
-        *lock(&self.woken) = false;
+        lock(&self.woken).woken = false;
     }
 }
 
@@ -432,6 +476,37 @@ impl Idle {
             self.count_asleep(i);
         }
         if self.parkers[i].sleep(timeout) {
+            return true;
+        }
+        self.cancel_sleep(i)
+    }
+
+    /// Worker `i` sleeps after [`prepare_sleep`](Self::prepare_sleep) as in
+    /// [`sleep`](Self::sleep), but blocked in `block(timeout)` (an I/O poller
+    /// waiting for readiness, with the next timer as its timeout) instead of its
+    /// condvar. A notifier that picks it meanwhile calls `interrupt` (which must
+    /// make `block` return soon, e.g. mio's `Waker`; an interrupt that comes just
+    /// before `block` starts must still make it return). `block` may return early
+    /// for its own reasons (readiness). Returns whether the worker is now
+    /// searching (a notifier picked it).
+    ///
+    /// # Safety
+    /// `interrupt` must be sound to call, from any thread and any number of times,
+    /// until this returns.
+    pub unsafe fn sleep_in(
+        &self,
+        i: usize,
+        timeout: Option<Duration>,
+        interrupt: Unparker,
+        block: impl FnOnce(Option<Duration>),
+    ) -> bool {
+        if timeout.is_none() {
+            // Asleep for the deadlock count; readiness that wakes it is an
+            // external event, which processes waiting on it never count as a
+            // deadlock (it uncounts itself in `cancel_sleep`).
+            self.count_asleep(i);
+        }
+        if self.parkers[i].sleep_in(timeout, interrupt, block) {
             return true;
         }
         self.cancel_sleep(i)

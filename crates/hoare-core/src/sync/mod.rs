@@ -46,15 +46,16 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     }
 }
 
-/// Waits on `cv` until `*g` is true or `timeout` has passed; returns the guard and
-/// whether `*g` is true. Under loom the timeout never fires.
-pub(crate) fn wait_while_false<'a>(
+/// Waits on `cv` until `done(&*g)` or `timeout` has passed; returns the guard and
+/// whether `done(&*g)`. Under loom the timeout never fires.
+pub(crate) fn wait_until<'a, T>(
     cv: &Condvar,
-    mut g: MutexGuard<'a, bool>,
+    mut g: MutexGuard<'a, T>,
     timeout: Option<std::time::Duration>,
-) -> (MutexGuard<'a, bool>, bool) {
+    done: impl Fn(&T) -> bool,
+) -> (MutexGuard<'a, T>, bool) {
     let deadline = timeout.map(crate::timer::deadline_after);
-    while !*g {
+    while !done(&g) {
         g = match deadline {
             None => match cv.wait(g) {
                 Ok(g) => g,
@@ -66,7 +67,7 @@ pub(crate) fn wait_while_false<'a>(
                     Ok(x) => x,
                     Err(p) => p.into_inner(),
                 };
-                if r.timed_out() && !*g {
+                if r.timed_out() && !done(&g) {
                     return (g, false);
                 }
                 g

@@ -68,6 +68,19 @@ impl WorkerLocal {
         self.find_local().or_else(|| self.steal_others())
     }
 
+    /// Sleeps until notified or `timeout` (see `Idle::sleep`); in the I/O poller
+    /// if the runtime has one (see `io`). Returns whether now searching.
+    #[inline]
+    fn idle_sleep(&self, timeout: Option<Duration>, light: bool) -> bool {
+        #[cfg(feature = "io")]
+        return self.sleep_maybe_polling(timeout, light);
+        #[cfg(not(feature = "io"))]
+        {
+            let _ = light;
+            self.shared().idle.sleep(self.index, timeout)
+        }
+    }
+
     fn main_loop(&self) {
         let sh = self.shared();
         let mut searching = false;
@@ -147,7 +160,7 @@ impl WorkerLocal {
                 sh.idle.make_light(self.index);
                 timeout = Some(timeout.map_or(nap, |t| t.min(nap)));
             }
-            searching = sh.idle.sleep(self.index, timeout);
+            searching = self.idle_sleep(timeout, light.is_some());
             napped = light.is_some() && !searching;
         }
         // Give our stack cache back so the shutdown sweep sees one pool.

@@ -82,7 +82,7 @@ impl WorkerLocal {
     }
 
     #[inline]
-    fn shared(&self) -> &Shared {
+    pub(crate) fn shared(&self) -> &Shared {
         // SAFETY: the worker thread holds an `Arc<Shared>` for its whole loop.
         unsafe { &*self.shared }
     }

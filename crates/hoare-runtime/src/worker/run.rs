@@ -108,6 +108,10 @@ impl WorkerLocal {
                 // what is queued now (a yield lets others go first), but no longer
                 // for a queue that never empties.
                 self.requeue_yielded();
+                // Sockets that became ready wake their processes into this
+                // worker's queues (behind what is queued).
+                #[cfg(feature = "io")]
+                self.poll_io_now();
                 self.steal_stuck()
             })
     }

@@ -1,0 +1,1022 @@
+//! Network channels (seed 002's networked C++CSP, JCSP.net): a [`Node`] per
+//! program, channels published by name, ends that are ordinary hoare ends.
+//!
+//! # How a network channel works
+//! The writing program's end is a local channel whose reader is a *writer
+//! proxy* process. The proxy takes each value in an extended rendezvous
+//! (`recv_with`), so the user's `send` stays blocked while the proxy encodes the
+//! value, sends it and waits for the reader's acknowledgement. At the reading
+//! program a *reader proxy* sends the decoded value into the published channel
+//! and acknowledges once that `send` returned: once the user's `recv` took it,
+//! or once its `recv_with` closure returned (seed 002 §5.4.2). So a network
+//! `send` returns exactly when a local one would.
+//!
+//! Poison crosses both ways: the writing side's poison (or its last end
+//! dropped) sends `POISON`, which poisons the published channel; the reading
+//! side's poison makes the reader proxy's `send` fail, which sends `POISON`
+//! back, which poisons the writing end (a `send` then fails and hands its value
+//! back). A lost connection poisons every channel it carried.
+//!
+//! All channels between two nodes share one TCP connection (opened by the
+//! first `connect` to that node), multiplexed by channel ids (seed 002 §5.4.3);
+//! values are cut into fragments, and each fragment is written on its own, so a
+//! large value does not hold the connection for its whole length.
+
+use super::auth;
+use super::frame::{Decoder, Frame, Kind, FRAGMENT, LAST};
+use super::TcpStream;
+use hoare_core::chan::{Any, Channel, One, Receiver, RecvError, Sender};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{self, Write};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+/// The default largest value (encoded) a node accepts: 16 MiB.
+pub const DEFAULT_MAX_MESSAGE: usize = 16 << 20;
+/// The most channels one connection may carry at once.
+const MAX_CHANNELS: usize = 1 << 16;
+/// The longest channel name (bytes) an `OPEN` may carry.
+const MAX_NAME: usize = 1024;
+/// How long a peer may take to authenticate.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What an `OPEN` asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum Open {
+    /// A writing end to a published channel.
+    Chan = 1,
+    /// A request/reply pair through an accepter.
+    Pair = 2,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn protocol(msg: impl fmt::Display) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("hoare: network protocol error: {msg}"),
+    )
+}
+
+/// What the connection's reader tells a writer proxy.
+enum Ctl {
+    Opened(u32, u32),
+    Refused(String),
+    Ack,
+    Poison,
+    Lost,
+}
+
+/// What the connection's reader gives a reader proxy.
+enum In {
+    Data(Vec<u8>),
+    Poison,
+}
+
+/// One channel end of a connection, by its id at this node.
+enum Endpoint {
+    /// A user writes here; the remote end reads.
+    Writer {
+        ctl: Sender<Ctl, Any>,
+        poison: Box<dyn Fn() + Send + Sync>,
+    },
+    /// The remote end writes; a reader proxy delivers here.
+    Reader {
+        /// The remote writer's id (0 until known, for a pair's reverse channel).
+        peer: u32,
+        inbox: Sender<In, Any>,
+        poison: Box<dyn Fn() + Send + Sync>,
+        /// Fragments of the value coming in.
+        partial: Vec<u8>,
+        /// A whole value was handed to the proxy and not yet acknowledged.
+        pending: bool,
+    },
+    /// A reader that ended; data for it is answered with poison.
+    Closed { peer: u32 },
+}
+
+/// A connection between two nodes, and the channels it carries.
+struct Conn {
+    stream: TcpStream,
+    /// A token: whoever holds it writes one frame (or a few) to the stream.
+    wlock: (Sender<(), Any>, Receiver<(), Any>),
+    endpoints: Mutex<HashMap<u32, Endpoint>>,
+    next_id: AtomicU32,
+    dead: AtomicBool,
+    why: Mutex<Option<String>>,
+    node: Weak<NodeInner>,
+    peer: SocketAddr,
+}
+
+impl Conn {
+    fn new(stream: TcpStream, node: &Arc<NodeInner>, peer: SocketAddr) -> Arc<Conn> {
+        let wlock = Channel::builder().bounded(1).any2any::<()>();
+        wlock.0.send(()).expect("a fresh channel");
+        Arc::new(Conn {
+            stream,
+            wlock,
+            endpoints: Mutex::new(HashMap::new()),
+            next_id: AtomicU32::new(1),
+            dead: AtomicBool::new(false),
+            why: Mutex::new(None),
+            node: Arc::downgrade(node),
+            peer,
+        })
+    }
+
+    fn lost_error(&self) -> io::Error {
+        let why = lock(&self.why).clone().unwrap_or_default();
+        io::Error::new(
+            io::ErrorKind::ConnectionAborted,
+            format!("hoare: connection to {} lost: {why}", self.peer),
+        )
+    }
+
+    /// Writes frames, holding the write token for all of them.
+    fn send(&self, frames: &[Frame]) -> io::Result<()> {
+        if self.dead.load(Ordering::Acquire) {
+            return Err(self.lost_error());
+        }
+        let mut buf = Vec::new();
+        for f in frames {
+            f.encode_into(&mut buf);
+        }
+        if self.wlock.1.recv().is_err() {
+            return Err(self.lost_error());
+        }
+        let r = (&self.stream).write_all(&buf);
+        let _ = self.wlock.0.try_send(());
+        if let Err(e) = r {
+            self.close(&format!("write failed: {e}"));
+            return Err(self.lost_error());
+        }
+        Ok(())
+    }
+
+    /// Sends a value as `DATA` fragments; others may write between them.
+    fn send_value(&self, chan: u32, bytes: &[u8]) -> io::Result<()> {
+        let mut chunks = bytes.chunks(FRAGMENT).peekable();
+        if chunks.peek().is_none() {
+            return self.send(&[Frame {
+                chan,
+                kind: Kind::Data,
+                flags: LAST,
+                payload: Vec::new(),
+            }]);
+        }
+        while let Some(c) = chunks.next() {
+            let last = chunks.peek().is_none();
+            self.send(&[Frame {
+                chan,
+                kind: Kind::Data,
+                flags: if last { LAST } else { 0 },
+                payload: c.to_vec(),
+            }])?;
+        }
+        Ok(())
+    }
+
+    fn add(&self, e: Endpoint) -> io::Result<u32> {
+        let mut eps = lock(&self.endpoints);
+        if eps.len() >= MAX_CHANNELS {
+            return Err(protocol("too many channels on one connection"));
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        if id == 0 || id == u32::MAX {
+            return Err(protocol("channel ids exhausted on this connection"));
+        }
+        eps.insert(id, e);
+        Ok(id)
+    }
+
+    /// Closes the connection (once): poisons every channel it carries.
+    fn close(&self, why: &str) {
+        if self.dead.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        *lock(&self.why) = Some(why.to_owned());
+        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+        let eps: Vec<Endpoint> = lock(&self.endpoints).drain().map(|(_, e)| e).collect();
+        for e in eps {
+            match e {
+                Endpoint::Writer { ctl, poison } => {
+                    let _ = ctl.try_send(Ctl::Lost);
+                    poison();
+                }
+                Endpoint::Reader { poison, .. } => poison(),
+                Endpoint::Closed { .. } => {}
+            }
+        }
+        // Wake any process waiting for the write token.
+        self.wlock.1.poison();
+        if let Some(node) = self.node.upgrade() {
+            lock(&node.lost).insert(self.peer, why.to_owned());
+            let mut conns = lock(&node.conns);
+            if conns
+                .get(&self.peer)
+                .is_some_and(|c| std::ptr::eq(Arc::as_ptr(c), self))
+            {
+                conns.remove(&self.peer);
+            }
+        }
+    }
+
+    /// The connection's reader: decodes frames until the stream ends or
+    /// misbehaves, then closes the connection.
+    fn read_loop(self: Arc<Conn>, max_message: usize) {
+        let mut d = Decoder::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        let why = loop {
+            let n = match self.stream.read(&mut buf) {
+                Ok(0) => break "the peer closed the connection".to_owned(),
+                Ok(n) => n,
+                Err(e) => break format!("read failed: {e}"),
+            };
+            d.feed(&buf[..n]);
+            let r = loop {
+                match d.next_frame() {
+                    Ok(Some(f)) => {
+                        if let Err(e) = self.handle(f, max_message) {
+                            break Err(e.to_string());
+                        }
+                    }
+                    Ok(None) => break Ok(()),
+                    Err(e) => break Err(format!("hoare: network protocol error: {e}")),
+                }
+            };
+            if let Err(e) = r {
+                break e;
+            }
+        };
+        self.close(&why);
+    }
+
+    fn handle(self: &Arc<Conn>, f: Frame, max_message: usize) -> io::Result<()> {
+        match f.kind {
+            Kind::Open => self.handle_open(f),
+            Kind::Opened => {
+                let a = u32_at(&f.payload, 0)?;
+                let b = if f.payload.len() >= 8 {
+                    u32_at(&f.payload, 4)?
+                } else {
+                    0
+                };
+                self.to_writer(f.chan, Ctl::Opened(a, b))
+            }
+            Kind::Refused => {
+                let msg = String::from_utf8_lossy(&f.payload).into_owned();
+                self.to_writer(f.chan, Ctl::Refused(msg))
+            }
+            Kind::Ack => self.to_writer(f.chan, Ctl::Ack),
+            Kind::Poison => {
+                let mut eps = lock(&self.endpoints);
+                match eps.get(&f.chan) {
+                    Some(Endpoint::Writer { ctl, poison }) => {
+                        let _ = ctl.try_send(Ctl::Poison);
+                        poison();
+                    }
+                    Some(Endpoint::Reader { inbox, poison, .. }) => {
+                        let _ = inbox.try_send(In::Poison);
+                        poison();
+                    }
+                    Some(Endpoint::Closed { .. }) => {
+                        eps.remove(&f.chan);
+                    }
+                    None => {}
+                }
+                Ok(())
+            }
+            Kind::Data => {
+                let mut eps = lock(&self.endpoints);
+                match eps.get_mut(&f.chan) {
+                    Some(Endpoint::Reader {
+                        inbox,
+                        partial,
+                        pending,
+                        ..
+                    }) => {
+                        if partial.len() + f.payload.len() > max_message {
+                            return Err(protocol(format!(
+                                "a value over the limit of {max_message} bytes"
+                            )));
+                        }
+                        partial.extend_from_slice(&f.payload);
+                        if f.flags & LAST != 0 {
+                            if *pending {
+                                return Err(protocol(
+                                    "a value sent before the last one was acknowledged",
+                                ));
+                            }
+                            *pending = true;
+                            let v = std::mem::take(partial);
+                            let _ = inbox.try_send(In::Data(v));
+                        }
+                        Ok(())
+                    }
+                    Some(Endpoint::Closed { peer }) => {
+                        if f.flags & LAST != 0 {
+                            let peer = *peer;
+                            drop(eps);
+                            self.spawn_send(Frame::bare(peer, Kind::Poison));
+                        }
+                        Ok(())
+                    }
+                    _ => Err(protocol(format!("data for unknown channel {}", f.chan))),
+                }
+            }
+        }
+    }
+
+    /// Sends a frame from a new process (the reader must not wait for the
+    /// write token: the writer may be waiting for the reader).
+    fn spawn_send(self: &Arc<Conn>, f: Frame) {
+        let c = self.clone();
+        drop(hoare_runtime::spawn(move || {
+            let _ = c.send(&[f]);
+        }));
+    }
+
+    fn to_writer(&self, chan: u32, c: Ctl) -> io::Result<()> {
+        match lock(&self.endpoints).get(&chan) {
+            Some(Endpoint::Writer { ctl, .. }) => {
+                let _ = ctl.try_send(c);
+                Ok(())
+            }
+            // A writer that ended meanwhile.
+            None | Some(Endpoint::Closed { .. }) => Ok(()),
+            Some(Endpoint::Reader { .. }) => Err(protocol(format!(
+                "a writer's frame for reading channel {chan}"
+            ))),
+        }
+    }
+
+    fn handle_open(self: &Arc<Conn>, f: Frame) -> io::Result<()> {
+        let p = &f.payload;
+        let peer = u32_at(p, 0)?;
+        let kind = *p.get(4).ok_or_else(|| protocol("short OPEN"))?;
+        let (reverse, name_at) = if kind == Open::Pair as u8 {
+            (u32_at(p, 5)?, 9)
+        } else if kind == Open::Chan as u8 {
+            (0, 5)
+        } else {
+            return Err(protocol(format!("unknown OPEN kind {kind}")));
+        };
+        let name = std::str::from_utf8(p.get(name_at..).unwrap_or_default())
+            .map_err(|_| protocol("a channel name that is not UTF-8"))?
+            .to_owned();
+        // Bounded, so the refusal that quotes it fits in one frame.
+        if name.len() > MAX_NAME {
+            return Err(protocol(format!("a channel name over {MAX_NAME} bytes")));
+        }
+        let factory = self.node.upgrade().and_then(|n| {
+            lock(&n.published)
+                .get(&name)
+                .filter(|pb| pb.kind == kind)
+                .map(|pb| pb.factory.clone())
+        });
+        let reply = match factory {
+            None => {
+                let what = if kind == Open::Pair as u8 {
+                    "accepter"
+                } else {
+                    "channel"
+                };
+                Frame {
+                    chan: peer,
+                    kind: Kind::Refused,
+                    flags: 0,
+                    payload: format!("no {what} is published as {name:?}").into_bytes(),
+                }
+            }
+            Some(factory) => match factory(self, peer, reverse) {
+                Ok((a, b)) => {
+                    let mut payload = a.to_le_bytes().to_vec();
+                    if kind == Open::Pair as u8 {
+                        payload.extend_from_slice(&b.to_le_bytes());
+                    }
+                    Frame {
+                        chan: peer,
+                        kind: Kind::Opened,
+                        flags: 0,
+                        payload,
+                    }
+                }
+                Err(e) => Frame {
+                    chan: peer,
+                    kind: Kind::Refused,
+                    flags: 0,
+                    payload: e.to_string().into_bytes(),
+                },
+            },
+        };
+        self.spawn_send(reply);
+        Ok(())
+    }
+
+    /// A reading endpoint for values from the remote writer `peer`, delivered
+    /// into `tx` by a new reader proxy. Returns its id.
+    fn add_reader<T, S>(self: &Arc<Conn>, peer: u32, tx: Sender<T, S>) -> io::Result<u32>
+    where
+        T: DeserializeOwned + Send + 'static,
+        S: hoare_core::chan::Sharing,
+        Sender<T, S>: Send + 'static,
+    {
+        let (inbox, rx) = Channel::builder().unbounded().any2one::<In>();
+        let tx = Arc::new(tx);
+        let tx2 = tx.clone();
+        let id = self.add(Endpoint::Reader {
+            peer,
+            inbox,
+            poison: Box::new(move || tx2.poison()),
+            partial: Vec::new(),
+            pending: false,
+        })?;
+        let c = self.clone();
+        drop(hoare_runtime::spawn(move || c.reader_proxy(id, rx, &tx)));
+        Ok(id)
+    }
+
+    fn reader_proxy<T, S>(&self, id: u32, inbox: Receiver<In, One>, tx: &Sender<T, S>)
+    where
+        T: DeserializeOwned,
+        S: hoare_core::chan::Sharing,
+    {
+        let peer = |c: &Conn| match lock(&c.endpoints).get(&id) {
+            Some(Endpoint::Reader { peer, .. }) => *peer,
+            _ => 0,
+        };
+        loop {
+            match inbox.recv() {
+                Ok(In::Data(bytes)) => {
+                    let v: T = match postcard::from_bytes(&bytes) {
+                        Ok(v) => v,
+                        Err(e) => {
+                            self.close(&format!(
+                                "hoare: network protocol error: a value that does not decode: {e}"
+                            ));
+                            return;
+                        }
+                    };
+                    match tx.send(v) {
+                        Ok(()) => {
+                            if let Some(Endpoint::Reader { pending, .. }) =
+                                lock(&self.endpoints).get_mut(&id)
+                            {
+                                *pending = false;
+                            }
+                            if self.send(&[Frame::bare(peer(self), Kind::Ack)]).is_err() {
+                                return;
+                            }
+                        }
+                        Err(_) => {
+                            // Poisoned by the reader (or the connection): tell the
+                            // writer, keep answering its data with poison.
+                            let p = peer(self);
+                            if !self.dead.load(Ordering::Acquire) {
+                                lock(&self.endpoints).insert(id, Endpoint::Closed { peer: p });
+                                let _ = self.send(&[Frame::bare(p, Kind::Poison)]);
+                            }
+                            return;
+                        }
+                    }
+                }
+                Ok(In::Poison) | Err(_) => {
+                    tx.poison();
+                    lock(&self.endpoints).remove(&id);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A writing endpoint whose values go to the remote channel `peer` (0: not
+    /// known yet, see `Ctl::Opened`), taken from `rx` by a new writer proxy once
+    /// `start` says so. Returns its id and the control channel's reader.
+    fn add_writer<T>(
+        self: &Arc<Conn>,
+        rx: Receiver<T, Any>,
+        max_message: usize,
+    ) -> io::Result<(u32, WriterStart<T>)>
+    where
+        T: Serialize + Send + 'static,
+    {
+        let (ctl, ctl_rx) = Channel::builder().unbounded().any2one::<Ctl>();
+        let rx2 = rx.clone();
+        let id = self.add(Endpoint::Writer {
+            ctl,
+            poison: Box::new(move || rx2.poison()),
+        })?;
+        Ok((
+            id,
+            WriterStart {
+                conn: self.clone(),
+                id,
+                rx,
+                ctl: ctl_rx,
+                max_message,
+            },
+        ))
+    }
+}
+
+/// A writer endpoint whose proxy has not started yet.
+struct WriterStart<T> {
+    conn: Arc<Conn>,
+    id: u32,
+    rx: Receiver<T, Any>,
+    ctl: Receiver<Ctl, One>,
+    max_message: usize,
+}
+
+impl<T: Serialize + Send + 'static> WriterStart<T> {
+    /// Waits for the remote node to answer the `OPEN`.
+    fn opened(&self) -> io::Result<(u32, u32)> {
+        match self.ctl.recv() {
+            Ok(Ctl::Opened(a, b)) => Ok((a, b)),
+            Ok(Ctl::Refused(msg)) => Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("hoare: {} refused the channel: {msg}", self.conn.peer),
+            )),
+            Ok(Ctl::Lost) | Err(_) => Err(self.conn.lost_error()),
+            Ok(_) => Err(protocol("an unexpected answer to OPEN")),
+        }
+    }
+
+    /// Starts the writer proxy for the remote channel `peer`.
+    fn start(self, peer: u32) {
+        drop(hoare_runtime::spawn(move || self.proxy(peer)));
+    }
+
+    fn proxy(self, peer: u32) {
+        enum Step {
+            Acked,
+            Stop,
+        }
+        let conn = &self.conn;
+        loop {
+            let r = self.rx.recv_with(|v: T| {
+                let bytes = match postcard::to_stdvec(&v) {
+                    Ok(b) if b.len() <= self.max_message => b,
+                    _ => {
+                        // Cannot be sent: poison (the value is dropped).
+                        self.rx.poison();
+                        let _ = conn.send(&[Frame::bare(peer, Kind::Poison)]);
+                        return Step::Stop;
+                    }
+                };
+                if conn.send_value(peer, &bytes).is_err() {
+                    return Step::Stop;
+                }
+                match self.ctl.recv() {
+                    Ok(Ctl::Ack) => Step::Acked,
+                    _ => Step::Stop,
+                }
+            });
+            match r {
+                Ok(Step::Acked) => {}
+                Ok(Step::Stop) => break,
+                Err(RecvError::Poisoned) => {
+                    // The writers poisoned (or all dropped) their end, or the
+                    // remote side did (then its poison or the loss is in `ctl`).
+                    let remote = matches!(self.ctl.try_recv(), Ok(Ctl::Poison | Ctl::Lost))
+                        || conn.dead.load(Ordering::Acquire);
+                    if !remote {
+                        let _ = conn.send(&[Frame::bare(peer, Kind::Poison)]);
+                    }
+                    break;
+                }
+            }
+        }
+        lock(&conn.endpoints).remove(&self.id);
+    }
+}
+
+fn u32_at(p: &[u8], at: usize) -> io::Result<u32> {
+    p.get(at..at + 4)
+        .map(|b| u32::from_le_bytes(b.try_into().unwrap()))
+        .ok_or_else(|| protocol("a frame too short for its kind"))
+}
+
+type Factory = Arc<dyn Fn(&Arc<Conn>, u32, u32) -> io::Result<(u32, u32)> + Send + Sync>;
+
+struct Published {
+    kind: u8,
+    factory: Factory,
+}
+
+struct NodeInner {
+    addr: SocketAddr,
+    secret: Vec<u8>,
+    max_message: usize,
+    published: Mutex<HashMap<String, Published>>,
+    conns: Mutex<HashMap<SocketAddr, Arc<Conn>>>,
+    /// Why the last connection with each peer ended.
+    lost: Mutex<HashMap<SocketAddr, String>>,
+    /// Every connection (accepted or opened), to close them with the node.
+    all: Mutex<Vec<Weak<Conn>>>,
+    stop: Sender<(), Any>,
+}
+
+/// What an accepter (see [`Node::accept`]) hands over for each client: the
+/// reading end of the client's requests and the writing end of its replies.
+pub type Accepted<Req, Rep> = (Receiver<Req, One>, Sender<Rep, Any>);
+
+/// A program's presence on the network: it publishes channels by name and
+/// connects to other nodes' channels.
+///
+/// Peers authenticate with a shared secret before any channel traffic (see
+/// [`Node::bind`]). Dropping the node stops accepting connections and closes
+/// every connection it has, which poisons their channels.
+///
+/// ```
+/// use hoare::net::Node;
+/// hoare::run(|| {
+///     let server = Node::bind("127.0.0.1:0", b"secret").unwrap();
+///     let results = server.publish::<String>("results").unwrap();
+///     let client = Node::bind("127.0.0.1:0", b"secret").unwrap();
+///     let url = format!("{}/results", server.local_addr());
+///     let tx = client.connect::<String>(&url).unwrap();
+///     let h = hoare_runtime::spawn(move || tx.send("hello".to_owned()).unwrap());
+///     assert_eq!(results.recv().unwrap(), "hello");
+///     h.join().unwrap(); // the send returned once `recv` had the value
+/// });
+/// ```
+pub struct Node {
+    inner: Arc<NodeInner>,
+}
+
+impl fmt::Debug for Node {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Node")
+            .field("addr", &self.inner.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Node {
+    /// Listens on `addr` (port 0: one the OS chooses; use a loopback address
+    /// unless other machines must connect) for nodes that know `secret`, and
+    /// serves them from processes of the caller's runtime.
+    ///
+    /// Every peer must prove it knows `secret` (HMAC-SHA-256 challenge–response)
+    /// before it may open a channel; a peer that does not is disconnected.
+    pub fn bind<A: ToSocketAddrs>(addr: A, secret: impl AsRef<[u8]>) -> io::Result<Node> {
+        Self::bind_with(addr, secret, DEFAULT_MAX_MESSAGE)
+    }
+
+    /// [`bind`](Self::bind) with the largest encoded value this node accepts
+    /// (a peer that sends a larger one is disconnected, and a local value
+    /// larger than it poisons its channel).
+    pub fn bind_with<A: ToSocketAddrs>(
+        addr: A,
+        secret: impl AsRef<[u8]>,
+        max_message: usize,
+    ) -> io::Result<Node> {
+        let l = super::TcpListener::bind(addr)?;
+        let (stop, stop_rx) = Channel::builder().bounded(1).any2one::<()>();
+        let inner = Arc::new(NodeInner {
+            addr: l.local_addr()?,
+            secret: secret.as_ref().to_vec(),
+            max_message,
+            published: Mutex::new(HashMap::new()),
+            conns: Mutex::new(HashMap::new()),
+            lost: Mutex::new(HashMap::new()),
+            all: Mutex::new(Vec::new()),
+            stop,
+        });
+        let weak = Arc::downgrade(&inner);
+        // Make sure the listener is registered from this process.
+        l.readable()?;
+        drop(hoare_runtime::spawn(move || accept_loop(l, weak, stop_rx)));
+        Ok(Node { inner })
+    }
+
+    /// The address other nodes connect to.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.inner.addr
+    }
+
+    /// Why the connection with the node at `peer` ended, if one did: the
+    /// channels it carried were poisoned then (poison itself carries no reason).
+    /// `peer` is the address connected to, or for a node that connected here,
+    /// its connection's address.
+    pub fn connection_error(&self, peer: SocketAddr) -> Option<io::Error> {
+        lock(&self.inner.lost).get(&peer).map(|why| {
+            io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                format!("hoare: connection to {peer} lost: {why}"),
+            )
+        })
+    }
+
+    /// The peers whose connections ended, with why (see
+    /// [`connection_error`](Self::connection_error)).
+    pub fn lost_connections(&self) -> Vec<(SocketAddr, String)> {
+        lock(&self.inner.lost)
+            .iter()
+            .map(|(a, w)| (*a, w.clone()))
+            .collect()
+    }
+
+    /// Publishes a channel under `name` and returns its reading end: values that
+    /// writers in other programs send to `"HOST:PORT/name"` arrive here. Many
+    /// remote writers may connect to one name (an any2one channel). Poison from
+    /// any writer poisons it, as does a lost connection; poisoning this end
+    /// poisons the writers' ends.
+    pub fn publish<T>(&self, name: &str) -> io::Result<Receiver<T, One>>
+    where
+        T: Serialize + DeserializeOwned + Send + 'static,
+    {
+        let (tx, rx) = Channel::builder().any2one::<T>();
+        self.publish_factory(name, Open::Chan, move |conn, peer, _| {
+            conn.add_reader(peer, tx.clone()).map(|id| (id, 0))
+        })?;
+        Ok(rx)
+    }
+
+    /// Publishes an *accepter* under `name` (seed 002 §5.1.3): each client that
+    /// connects with [`connect_pair`](Self::connect_pair) gets a fresh pair of
+    /// channels, which arrives here as the reading end of its requests and the
+    /// writing end of its replies.
+    ///
+    /// ```
+    /// use hoare::net::Node;
+    /// hoare::run(|| {
+    ///     let server = Node::bind("127.0.0.1:0", b"s").unwrap();
+    ///     let clients = server.accept::<u32, u32>("double").unwrap();
+    ///     let url = format!("{}/double", server.local_addr());
+    ///     let h = hoare_runtime::spawn(move || {
+    ///         let (requests, replies) = clients.recv().unwrap();
+    ///         for x in requests.iter() {
+    ///             replies.send(2 * x).unwrap();
+    ///         }
+    ///     });
+    ///     let client = Node::bind("127.0.0.1:0", b"s").unwrap();
+    ///     let (req, rep) = client.connect_pair::<u32, u32>(&url).unwrap();
+    ///     req.send(21).unwrap();
+    ///     assert_eq!(rep.recv().unwrap(), 42);
+    ///     drop(req); // ends the server's loop
+    ///     h.join().unwrap();
+    /// });
+    /// ```
+    pub fn accept<Req, Rep>(&self, name: &str) -> io::Result<Receiver<Accepted<Req, Rep>, One>>
+    where
+        Req: Serialize + DeserializeOwned + Send + 'static,
+        Rep: Serialize + DeserializeOwned + Send + 'static,
+    {
+        let (acc_tx, acc_rx) = Channel::builder()
+            .unbounded()
+            .any2one::<(Receiver<Req, One>, Sender<Rep, Any>)>();
+        let max = self.inner.max_message;
+        self.publish_factory(name, Open::Pair, move |conn, peer, reverse| {
+            let (req_tx, req_rx) = Channel::builder().one2one::<Req>();
+            let (rep_tx, rep_rx) = Channel::builder().any2any::<Rep>();
+            let reader = conn.add_reader(peer, req_tx)?;
+            let (writer, start) = conn.add_writer::<Rep>(rep_rx, max)?;
+            start.start(reverse);
+            if acc_tx.send((req_rx, rep_tx)).is_err() {
+                return Err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    "the accepter was closed",
+                ));
+            }
+            Ok((reader, writer))
+        })?;
+        Ok(acc_rx)
+    }
+
+    fn publish_factory(
+        &self,
+        name: &str,
+        kind: Open,
+        f: impl Fn(&Arc<Conn>, u32, u32) -> io::Result<(u32, u32)> + Send + Sync + 'static,
+    ) -> io::Result<()> {
+        check_name(name)?;
+        let mut p = lock(&self.inner.published);
+        if p.contains_key(name) {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("hoare: {name:?} is already published on this node"),
+            ));
+        }
+        p.insert(
+            name.to_owned(),
+            Published {
+                kind: kind as u8,
+                factory: Arc::new(f),
+            },
+        );
+        Ok(())
+    }
+
+    /// The connection to the node at `addr`, made (and authenticated) on first
+    /// use.
+    fn conn_to(&self, addr: SocketAddr) -> io::Result<Arc<Conn>> {
+        if let Some(c) = lock(&self.inner.conns).get(&addr) {
+            return Ok(c.clone());
+        }
+        let mut s = TcpStream::connect(addr)?;
+        s.set_nodelay(true)?;
+        s.set_read_timeout(Some(HANDSHAKE_TIMEOUT))?;
+        auth::client(&mut s, &self.inner.secret)?;
+        s.set_read_timeout(None)?;
+        let mut conns = lock(&self.inner.conns);
+        if let Some(c) = conns.get(&addr) {
+            // Another process connected meanwhile: use its connection.
+            return Ok(c.clone());
+        }
+        let c = Conn::new(s, &self.inner, addr);
+        conns.insert(addr, c.clone());
+        drop(conns);
+        lock(&self.inner.all).push(Arc::downgrade(&c));
+        let (c2, max) = (c.clone(), self.inner.max_message);
+        drop(hoare_runtime::spawn(move || c2.read_loop(max)));
+        Ok(c)
+    }
+
+    /// A writing end to the channel published as `url` (`"HOST:PORT/name"`): a
+    /// `send` returns once the remote reader has taken the value (after its
+    /// `recv_with` closure, if it used one). Clone it for more writers in this
+    /// program: they share one network channel.
+    ///
+    /// The connection to that node is shared by every channel between the two
+    /// nodes. If it is lost, the end is poisoned; a `send` that had not yet
+    /// been taken by the proxy fails and hands its value back.
+    pub fn connect<T>(&self, url: &str) -> io::Result<Sender<T, Any>>
+    where
+        T: Serialize + DeserializeOwned + Send + 'static,
+    {
+        self.connect_with(url, Channel::builder())
+    }
+
+    /// [`connect`](Self::connect) with a buffer of `n` values on the writing
+    /// side: a `send` returns once its value is in the buffer, and the values
+    /// go to the remote reader one by one, each acknowledged.
+    pub fn connect_buffered<T>(&self, url: &str, n: usize) -> io::Result<Sender<T, Any>>
+    where
+        T: Serialize + DeserializeOwned + Send + 'static,
+    {
+        self.connect_with(url, Channel::builder().bounded(n))
+    }
+
+    fn connect_with<T>(
+        &self,
+        url: &str,
+        chan: hoare_core::chan::ChannelBuilder,
+    ) -> io::Result<Sender<T, Any>>
+    where
+        T: Serialize + DeserializeOwned + Send + 'static,
+    {
+        let (addr, name) = parse_url(url)?;
+        let conn = self.conn_to(addr)?;
+        let (tx, rx) = chan.any2any::<T>();
+        let (id, start) = conn.add_writer::<T>(rx, self.inner.max_message)?;
+        let mut payload = id.to_le_bytes().to_vec();
+        payload.push(Open::Chan as u8);
+        payload.extend_from_slice(name.as_bytes());
+        conn.send(&[Frame {
+            chan: 0,
+            kind: Kind::Open,
+            flags: 0,
+            payload,
+        }])?;
+        match start.opened() {
+            Ok((peer, _)) => {
+                start.start(peer);
+                Ok(tx)
+            }
+            Err(e) => {
+                lock(&conn.endpoints).remove(&id);
+                Err(e)
+            }
+        }
+    }
+
+    /// Connects to the accepter published as `url` (see [`accept`](Self::accept)):
+    /// a fresh pair of channels, the writing end of requests and the reading end
+    /// of replies.
+    pub fn connect_pair<Req, Rep>(
+        &self,
+        url: &str,
+    ) -> io::Result<(Sender<Req, Any>, Receiver<Rep, One>)>
+    where
+        Req: Serialize + DeserializeOwned + Send + 'static,
+        Rep: Serialize + DeserializeOwned + Send + 'static,
+    {
+        let (addr, name) = parse_url(url)?;
+        let conn = self.conn_to(addr)?;
+        let (req_tx, req_rx) = Channel::builder().any2any::<Req>();
+        let (rep_tx, rep_rx) = Channel::builder().one2one::<Rep>();
+        let (wid, start) = conn.add_writer::<Req>(req_rx, self.inner.max_message)?;
+        // Its peer (the server's writer) is learnt from `OPENED`.
+        let rid = conn.add_reader(0, rep_tx)?;
+        let mut payload = wid.to_le_bytes().to_vec();
+        payload.push(Open::Pair as u8);
+        payload.extend_from_slice(&rid.to_le_bytes());
+        payload.extend_from_slice(name.as_bytes());
+        conn.send(&[Frame {
+            chan: 0,
+            kind: Kind::Open,
+            flags: 0,
+            payload,
+        }])?;
+        match start.opened() {
+            Ok((reader, writer)) => {
+                if let Some(Endpoint::Reader { peer, .. }) = lock(&conn.endpoints).get_mut(&rid) {
+                    *peer = writer;
+                }
+                start.start(reader);
+                Ok((req_tx, rep_rx))
+            }
+            Err(e) => {
+                let mut eps = lock(&conn.endpoints);
+                eps.remove(&wid);
+                if let Some(Endpoint::Reader { inbox, .. }) = eps.remove(&rid) {
+                    let _ = inbox.try_send(In::Poison);
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.inner.stop.try_send(());
+        let all: Vec<_> = lock(&self.inner.all).drain(..).collect();
+        for c in all.into_iter().filter_map(|c| c.upgrade()) {
+            c.close("the node was closed");
+        }
+        lock(&self.inner.published).clear();
+    }
+}
+
+/// Splits `"HOST:PORT/name"`.
+fn parse_url(url: &str) -> io::Result<(SocketAddr, String)> {
+    let (host, name) = url.rsplit_once('/').ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("hoare: {url:?} is not HOST:PORT/name"),
+        )
+    })?;
+    let addr = host.to_socket_addrs()?.next().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("hoare: {host:?} resolves to no address"),
+        )
+    })?;
+    check_name(name)?;
+    Ok((addr, name.to_owned()))
+}
+
+fn check_name(name: &str) -> io::Result<()> {
+    if name.len() > MAX_NAME {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("hoare: a channel name over {MAX_NAME} bytes"),
+        ));
+    }
+    Ok(())
+}
+
+/// Accepts connections until the node is dropped; each is authenticated and
+/// served by its own processes.
+fn accept_loop(l: super::TcpListener, node: Weak<NodeInner>, stop: Receiver<(), One>) {
+    loop {
+        let stopped = hoare_core::alt! {
+            recv(stop) => true,
+            recv(l.readable().expect("registered in bind")) => false,
+        };
+        if stopped {
+            return;
+        }
+        let (mut s, peer) = match l.try_accept() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(_) => continue,
+        };
+        let Some(n) = node.upgrade() else { return };
+        drop(hoare_runtime::spawn(move || {
+            if s.set_nodelay(true).is_err()
+                || s.set_read_timeout(Some(HANDSHAKE_TIMEOUT)).is_err()
+                || auth::server(&mut s, &n.secret).is_err()
+                || s.set_read_timeout(None).is_err()
+            {
+                return; // dropped: closed
+            }
+            let c = Conn::new(s, &n, peer);
+            lock(&n.all).push(Arc::downgrade(&c));
+            let max = n.max_message;
+            drop(n);
+            c.read_loop(max);
+        }));
+    }
+}
