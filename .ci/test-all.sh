@@ -47,12 +47,14 @@ step "cargo package (the three crates, verified; nothing is uploaded)"
 # work trees with changes not yet committed. Cargo unpacks the packages it verifies
 # against into its registry cache under a name that does not change with their
 # content (hoare-core-0.1.0), and reuses a stale copy from an earlier run: remove
-# those copies of our own crates first, and the builds made from them (cargo never
-# rebuilds a registry package whose version did not change).
-rm -rf "${CARGO_TARGET_DIR:-target}/package"
+# those copies of our own crates first.
+rm -rf target/package-verify
 rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/hoare-core-* \
   "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/hoare-runtime-*
-cargo package --workspace --allow-dirty --quiet
+# Verified in a target directory of its own, made afresh: cargo never rebuilds a
+# registry package whose version did not change, so a shared one keeps stale
+# builds of our crates from earlier runs.
+CARGO_TARGET_DIR=target/package-verify cargo package --workspace --allow-dirty --quiet
 
 step "Rust tests (release: the stress tests run real process networks)"
 cargo test --workspace --release
