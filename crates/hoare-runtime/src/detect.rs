@@ -27,7 +27,6 @@
 use crate::proc::Proc;
 use crate::report::{Blocked, Report, ReportKind};
 use crate::shared::Shared;
-use crate::stack::Pool;
 use crate::sync::lock;
 use hoare_core::sched::Watch;
 use hoare_core::wait::Wait;
@@ -319,21 +318,9 @@ fn entry(proc: &Proc, kind: &'static str, wait: Wait) -> Blocked {
 
 /// Every live process of the runtime, oldest first.
 fn live(sh: &Shared) -> Vec<*mut Proc> {
-    let mut pools: Vec<*const Pool> = vec![&sh.pool as *const Pool];
-    pools.extend(lock(&sh.pools).iter().map(|p| &**p as *const Pool));
-    let mut live = Vec::new();
-    for &pool in &pools {
-        // SAFETY: pools live as long as `sh`.
-        let pool = unsafe { &*pool };
-        for slot in pool.carved_slots() {
-            let hp = (slot + pool.header_offset()) as *mut Proc;
-            // SAFETY: every carved slot's header was written by a spawn or zeroed.
-            if unsafe { (*hp).live.get() } {
-                live.push(hp);
-            }
-        }
-    }
-    // SAFETY: as above.
+    let mut live = crate::sweep::live_headers(sh);
+    // SAFETY: the headers are written (see `live_headers`); the caller holds the
+    // workers stopped or asleep.
     live.sort_by_key(|&p| unsafe { (*p).id });
     live
 }

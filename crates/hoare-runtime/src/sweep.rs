@@ -25,6 +25,19 @@ pub(crate) fn live_processes(sh: &Shared) -> Vec<(*mut Proc, bool)> {
     if live == 0 {
         return Vec::new();
     }
+    let mut live = live_headers(sh);
+    // SAFETY: the headers are written (see `live_headers`) and the workers stopped.
+    live.sort_by_key(|&p| std::cmp::Reverse(unsafe { ((*p).depth, (*p).id) }));
+    live.into_iter()
+        // SAFETY: as above: the workers are gone, the sweep owns these processes.
+        .map(|p| (p, unsafe { (*p).state.take_parked() }))
+        .collect()
+}
+
+/// The header of every process of the runtime whose slot holds one that has not
+/// finished, in slot order (the shutdown sweep and the deadlock detector walk
+/// them, each with the workers stopped or held asleep).
+pub(crate) fn live_headers(sh: &Shared) -> Vec<*mut Proc> {
     let mut pools: Vec<*const Pool> = vec![&sh.pool as *const Pool];
     pools.extend(lock(&sh.pools).iter().map(|p| &**p as *const Pool));
     let mut live: Vec<*mut Proc> = Vec::new();
@@ -40,12 +53,7 @@ pub(crate) fn live_processes(sh: &Shared) -> Vec<(*mut Proc, bool)> {
             }
         }
     }
-    // SAFETY: as above.
-    live.sort_by_key(|&p| std::cmp::Reverse(unsafe { ((*p).depth, (*p).id) }));
-    live.into_iter()
-        // SAFETY: as above; the workers are gone.
-        .map(|p| (p, unsafe { (*p).state.take_parked() }))
-        .collect()
+    live
 }
 
 /// Unwinds every process of `pending` that nobody holds, pass after pass, and
