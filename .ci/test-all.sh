@@ -35,6 +35,17 @@ cargo clippy --workspace --all-targets --features check -- -D warnings
 CARGO_TARGET_DIR="$PWD/target" \
   cargo clippy --manifest-path cpp/examples/my_procs/Cargo.toml --all-targets -- -D warnings
 
+# The declared minimum Rust version (rust-version in Cargo.toml) builds: checked with
+# that toolchain when the machine has it (.ci/run tries to install it; a machine
+# without access to the Rust release server skips this step and says so).
+msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
+if cargo "+$msrv" --version >/dev/null 2>&1; then
+  step "minimum Rust version $msrv (cargo check, every target and feature)"
+  CARGO_TARGET_DIR=target/msrv cargo "+$msrv" check --workspace --all-targets --features check,cxx-test-hooks --quiet
+else
+  echo "Rust $msrv not installed: the minimum Rust version is not checked" >&2
+fi
+
 step "rustdoc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 # What docs.rs builds ([package.metadata.docs.rs]: the cxx feature too).
