@@ -67,10 +67,13 @@ fn send_returns_after_the_remote_readers_closure() {
     });
 }
 
-/// A value over the node's limit is refused on the writing side: the channel
-/// is poisoned, the connection and other channels go on.
+/// A value over the node's limit is refused on the writing side before
+/// anything is written: its `send` fails and hands it back, the error's reason
+/// (the channel's `poison_reason`) names the limit, the reader's channel is
+/// poisoned with it, and the connection and other channels go on. Fails on the
+/// proxy that took the value and dropped it (the first `send` returned `Ok`).
 #[test]
-fn an_oversized_value_poisons_its_channel_only() {
+fn an_oversized_value_is_handed_back_and_poisons_its_channel_only() {
     hoare::run(|| {
         let server = Node::bind_with("127.0.0.1:0", b"s", 1024).unwrap();
         let rx = server.publish::<Vec<u8>>("in").unwrap();
@@ -80,17 +83,106 @@ fn an_oversized_value_poisons_its_channel_only() {
         let tx = client.connect::<Vec<u8>>(&format!("{base}/in")).unwrap();
         let tx2 = client.connect::<u32>(&format!("{base}/other")).unwrap();
         let h = hoare::spawn(move || {
-            // Taken by the proxy, which cannot send it: the channel is poisoned.
-            // (This send returns `Ok` and the value is dropped: a known gap,
-            // see the `hoare::net` docs.)
-            let _ = tx.send(vec![0; 4096]);
+            let back = tx.send(vec![7; 4096]).unwrap_err().into_inner();
+            assert_eq!(back, vec![7; 4096]);
+            let why = tx.poison_reason().expect("a reason");
+            assert!(why.contains("limit of 1024 bytes"), "{why}");
             assert!(tx.send(vec![1]).is_err());
         });
         assert!(rx.recv().is_err());
+        let why = rx.poison_reason().expect("a reason");
+        assert!(why.contains("limit of 1024 bytes"), "{why}");
         h.join().unwrap();
         let h2 = hoare::spawn(move || tx2.send(5).unwrap());
         assert_eq!(other.recv().unwrap(), 5);
         h2.join().unwrap();
+    });
+}
+
+/// The connection is lost while values are in flight (the reading node is
+/// dropped while each of 8 network channels has a value at its reader proxy,
+/// which nobody takes): every send either returned `Ok` after the reader took
+/// the value, or failed and handed its own value back with a reason that says
+/// the connection was lost. Counted: every acknowledged value was received,
+/// once. Fails on the proxy that returned `Ok` without an acknowledgement when
+/// the connection went (8 values acknowledged and never received).
+#[test]
+fn a_lost_connection_hands_back_every_unacknowledged_value() {
+    use std::collections::HashSet;
+    hoare::run(|| {
+        let server = Node::bind("127.0.0.1:0", b"s").unwrap();
+        let rx = server.publish::<u64>("in").unwrap();
+        let client = Node::bind("127.0.0.1:0", b"s").unwrap();
+        let url = format!("{}/in", server.local_addr());
+        let writers: Vec<_> = (0..8u64)
+            .map(|w| {
+                let tx = client.connect::<u64>(&url).unwrap();
+                hoare::spawn(move || {
+                    let mut acked = Vec::new();
+                    for i in 0.. {
+                        let v = w * 1_000_000 + i;
+                        match tx.send(v) {
+                            Ok(()) => acked.push(v),
+                            Err(e) => {
+                                assert_eq!(e.into_inner(), v, "another value came back");
+                                return (acked, tx.poison_reason());
+                            }
+                        }
+                    }
+                    unreachable!()
+                })
+            })
+            .collect();
+        let mut got = HashSet::new();
+        for _ in 0..500 {
+            assert!(got.insert(rx.recv().unwrap()), "a value arrived twice");
+        }
+        drop(server);
+        let mut acked_total = 0;
+        for h in writers {
+            let (acked, why) = h.join().unwrap();
+            acked_total += acked.len();
+            for v in acked {
+                assert!(got.contains(&v), "{v} was acknowledged and never received");
+            }
+            let why = why.expect("a reason");
+            assert!(why.contains("lost"), "{why}");
+        }
+        assert_eq!(acked_total, got.len());
+    });
+}
+
+/// Poison from the reading side crosses with its reason: the writer's failed
+/// send hands its value back and `poison_reason` quotes the reader's.
+#[test]
+fn a_remote_readers_poison_reason_reaches_the_writer() {
+    hoare::run(|| {
+        let server = Node::bind("127.0.0.1:0", b"s").unwrap();
+        let rx = server.publish::<u32>("in").unwrap();
+        let client = Node::bind("127.0.0.1:0", b"s").unwrap();
+        let tx = client
+            .connect::<u32>(&format!("{}/in", server.local_addr()))
+            .unwrap();
+        let w = hoare::spawn(move || {
+            tx.send(1).unwrap();
+            // Fails once the reader's poison arrived (this value is either
+            // refused by the reader's proxy or never taken).
+            let mut v = 2;
+            loop {
+                match tx.send(v) {
+                    Ok(()) => v += 1,
+                    Err(e) => {
+                        assert_eq!(e.into_inner(), v);
+                        return tx.poison_reason();
+                    }
+                }
+            }
+        });
+        assert_eq!(rx.recv().unwrap(), 1);
+        rx.poison_with("the reader has had enough");
+        let why = w.join().unwrap().expect("a reason");
+        assert!(why.contains("the reader has had enough"), "{why}");
+        assert!(why.contains("remote reader"), "{why}");
     });
 }
 

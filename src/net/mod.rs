@@ -32,20 +32,22 @@
 //! [`Node::accept`]/[`Node::connect_pair`] give a fresh request/reply pair per
 //! client, and [`serve_names`] with [`Node::register`]/[`Node::connect_named`]
 //! lets a writer find a reader by name. A `send` returns once the remote
-//! reader has taken the value (after its `recv_with` closure); poison crosses
-//! both ways; a lost connection poisons every channel it carried
-//! ([`Node::connection_error`] says why). Peers authenticate with a shared
+//! reader has taken the value (after its `recv_with` closure), or fails and
+//! hands the value back: no value is lost in between (a value over the node's
+//! limit, a remote reader's poison, a connection lost before the
+//! acknowledgement). Poison crosses both ways, with its reason; a lost
+//! connection poisons every channel it carried, and a failed operation's
+//! reason is the channel's `poison_reason()` (e.g. "connection to … lost: …";
+//! [`Node::connection_error`] says it too). Peers authenticate with a shared
 //! secret (HMAC-SHA-256 challenge–response) before any frame; frames
 //! ([`frame`]) are at most 64 KiB and values at most the node's limit, and a
 //! malformed frame closes its connection.
 //!
-//! Not done yet (issue 14): a value whose proxy already took it when the
-//! connection is lost, or that encodes to more than the node's limit, is not
-//! handed back — its `send` returns `Ok` without an acknowledgement and the
-//! channel is poisoned (handing it back needs an extended rendezvous that can
-//! refuse the value, a core change); TLS (rustls); C++ ends; the reassembly
-//! buffers are bounded per channel (the node's message limit) but not per
-//! connection.
+//! A value whose acknowledgement was lost with the connection is handed back
+//! although the remote reader may have taken it (no protocol can tell): a
+//! writer that sends it again may deliver it twice.
+//!
+//! Not done yet (issue 14): TLS (rustls); C++ ends.
 
 mod auth;
 pub mod frame;

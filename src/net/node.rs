@@ -3,9 +3,12 @@
 //!
 //! # How a network channel works
 //! The writing program's end is a local channel whose reader is a *writer
-//! proxy* process. The proxy takes each value in an extended rendezvous
-//! (`recv_with`), so the user's `send` stays blocked while the proxy encodes the
-//! value, sends it and waits for the reader's acknowledgement. At the reading
+//! proxy* process. The proxy takes each value in an extended rendezvous that
+//! can refuse it (`recv_or_refuse`), so the user's `send` stays blocked while
+//! the proxy encodes the value, sends it and waits for the reader's
+//! acknowledgement; if the value cannot go (over the limit), the remote reader
+//! poisoned the channel or the connection is lost first, the proxy refuses it:
+//! the `send` fails and hands it back, and the channel is poisoned with why. At the reading
 //! program a *reader proxy* sends the decoded value into the published channel
 //! and acknowledges once that `send` returned: once the user's `recv` took it,
 //! or once its `recv_with` closure returned (seed 002 §5.4.2). So a network
@@ -25,7 +28,7 @@
 use super::auth;
 use super::frame::{Decoder, Frame, Kind, FRAGMENT, LAST};
 use super::TcpStream;
-use hoare_core::chan::{Any, Channel, One, Receiver, RecvError, Sender};
+use hoare_core::chan::{Any, Channel, One, Reason, Receiver, RecvError, Refuse, Sender};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -71,14 +74,16 @@ enum Ctl {
     Opened(u32, u32),
     Refused(String),
     Ack,
-    Poison,
+    /// The remote reader poisoned the channel (why, if it said).
+    Poison(String),
     Lost,
 }
 
 /// What the connection's reader gives a reader proxy.
 enum In {
     Data(Vec<u8>),
-    Poison,
+    /// The remote writer poisoned the channel: why.
+    Poison(Reason),
 }
 
 /// One channel end of a connection, by its id at this node.
@@ -86,14 +91,14 @@ enum Endpoint {
     /// A user writes here; the remote end reads.
     Writer {
         ctl: Sender<Ctl, Any>,
-        poison: Box<dyn Fn() + Send + Sync>,
+        poison: Box<dyn Fn(Reason) + Send + Sync>,
     },
     /// The remote end writes; a reader proxy delivers here.
     Reader {
         /// The remote writer's id (0 until known, for a pair's reverse channel).
         peer: u32,
         inbox: Sender<In, Any>,
-        poison: Box<dyn Fn() + Send + Sync>,
+        poison: Box<dyn Fn(Reason) + Send + Sync>,
         /// Fragments of the value coming in.
         partial: Vec<u8>,
         /// A whole value was handed to the proxy and not yet acknowledged.
@@ -197,21 +202,23 @@ impl Conn {
         Ok(id)
     }
 
-    /// Closes the connection (once): poisons every channel it carries.
+    /// Closes the connection (once): poisons every channel it carries, with the
+    /// reason.
     fn close(&self, why: &str) {
         if self.dead.swap(true, Ordering::AcqRel) {
             return;
         }
         *lock(&self.why) = Some(why.to_owned());
         let _ = self.stream.shutdown(std::net::Shutdown::Both);
+        let reason: Reason = self.lost_error().to_string().into();
         let eps: Vec<Endpoint> = lock(&self.endpoints).drain().map(|(_, e)| e).collect();
         for e in eps {
             match e {
                 Endpoint::Writer { ctl, poison } => {
                     let _ = ctl.try_send(Ctl::Lost);
-                    poison();
+                    poison(reason.clone());
                 }
-                Endpoint::Reader { poison, .. } => poison(),
+                Endpoint::Reader { poison, .. } => poison(reason.clone()),
                 Endpoint::Closed { .. } => {}
             }
         }
@@ -277,15 +284,18 @@ impl Conn {
             }
             Kind::Ack => self.to_writer(f.chan, Ctl::Ack),
             Kind::Poison => {
+                let why = String::from_utf8_lossy(&f.payload).into_owned();
                 let mut eps = lock(&self.endpoints);
                 match eps.get(&f.chan) {
                     Some(Endpoint::Writer { ctl, poison }) => {
-                        let _ = ctl.try_send(Ctl::Poison);
-                        poison();
+                        let reason = remote_poison(self.peer, "reader", &why);
+                        let _ = ctl.try_send(Ctl::Poison(reason.to_string()));
+                        poison(reason);
                     }
                     Some(Endpoint::Reader { inbox, poison, .. }) => {
-                        let _ = inbox.try_send(In::Poison);
-                        poison();
+                        let reason = remote_poison(self.peer, "writer", &why);
+                        let _ = inbox.try_send(In::Poison(reason.clone()));
+                        poison(reason);
                     }
                     Some(Endpoint::Closed { .. }) => {
                         eps.remove(&f.chan);
@@ -435,7 +445,7 @@ impl Conn {
         let id = self.add(Endpoint::Reader {
             peer,
             inbox,
-            poison: Box::new(move || tx2.poison()),
+            poison: Box::new(move |r| tx2.poison_with(r)),
             partial: Vec::new(),
             pending: false,
         })?;
@@ -478,17 +488,24 @@ impl Conn {
                         }
                         Err(_) => {
                             // Poisoned by the reader (or the connection): tell the
-                            // writer, keep answering its data with poison.
+                            // writer (with the reason), keep answering its data
+                            // with poison.
                             let p = peer(self);
                             if !self.dead.load(Ordering::Acquire) {
                                 lock(&self.endpoints).insert(id, Endpoint::Closed { peer: p });
-                                let _ = self.send(&[Frame::bare(p, Kind::Poison)]);
+                                let why = tx.poison_reason();
+                                let _ = self.send(&[poison_frame(p, why.as_deref())]);
                             }
                             return;
                         }
                     }
                 }
-                Ok(In::Poison) | Err(_) => {
+                Ok(In::Poison(why)) => {
+                    tx.poison_with(why);
+                    lock(&self.endpoints).remove(&id);
+                    return;
+                }
+                Err(_) => {
                     tx.poison();
                     lock(&self.endpoints).remove(&id);
                     return;
@@ -512,7 +529,7 @@ impl Conn {
         let rx2 = rx.clone();
         let id = self.add(Endpoint::Writer {
             ctl,
-            poison: Box::new(move || rx2.poison()),
+            poison: Box::new(move |r| rx2.poison_with(r)),
         })?;
         Ok((
             id,
@@ -555,47 +572,115 @@ impl<T: Serialize + Send + 'static> WriterStart<T> {
         drop(hoare_runtime::spawn(move || self.proxy(peer)));
     }
 
+    /// Takes each value in an extended rendezvous that can refuse it: the
+    /// user's `send` returns once the remote reader acknowledged the value, or
+    /// fails and hands it back (the channel poisoned with why) when it cannot
+    /// be sent (over the node's limit: before anything is written), the remote
+    /// reader poisoned the channel, or the connection was lost before the
+    /// acknowledgement. So every value is either acknowledged or handed back.
     fn proxy(self, peer: u32) {
-        enum Step {
-            Acked,
-            Stop,
+        enum Stop {
+            /// This side cannot send the value: tell the remote reader.
+            Local,
+            /// The remote reader poisoned the channel, or the connection is gone.
+            Remote,
         }
         let conn = &self.conn;
+        let max = self.max_message;
+        let mut stop = None;
         loop {
-            let r = self.rx.recv_with(|v: T| {
+            let r = self.rx.recv_or_refuse(|v: T| {
                 let bytes = match postcard::to_stdvec(&v) {
-                    Ok(b) if b.len() <= self.max_message => b,
-                    _ => {
-                        // Cannot be sent: poison (the value is dropped).
-                        self.rx.poison();
-                        let _ = conn.send(&[Frame::bare(peer, Kind::Poison)]);
-                        return Step::Stop;
+                    Ok(b) if b.len() <= max => b,
+                    Ok(b) => {
+                        stop = Some(Stop::Local);
+                        return Err(Refuse::new(
+                            v,
+                            format!(
+                                "hoare: a value of {} bytes (encoded) is over the node's \
+                                 message limit of {max} bytes",
+                                b.len()
+                            ),
+                        ));
+                    }
+                    Err(e) => {
+                        stop = Some(Stop::Local);
+                        return Err(Refuse::new(
+                            v,
+                            format!("hoare: a value that does not encode: {e}"),
+                        ));
                     }
                 };
-                if conn.send_value(peer, &bytes).is_err() {
-                    return Step::Stop;
+                if let Err(e) = conn.send_value(peer, &bytes) {
+                    stop = Some(Stop::Remote);
+                    return Err(Refuse::new(v, e.to_string()));
                 }
                 match self.ctl.recv() {
-                    Ok(Ctl::Ack) => Step::Acked,
-                    _ => Step::Stop,
+                    Ok(Ctl::Ack) => Ok(()),
+                    Ok(Ctl::Poison(why)) => {
+                        stop = Some(Stop::Remote);
+                        Err(Refuse::new(v, why))
+                    }
+                    _ => {
+                        stop = Some(Stop::Remote);
+                        Err(Refuse::new(v, conn.lost_error().to_string()))
+                    }
                 }
             });
             match r {
-                Ok(Step::Acked) => {}
-                Ok(Step::Stop) => break,
+                Ok(Some(())) => {}
+                Ok(None) => {
+                    if matches!(stop, Some(Stop::Local)) {
+                        let why = self.rx.poison_reason();
+                        let _ = conn.send(&[poison_frame(peer, why.as_deref())]);
+                    }
+                    break;
+                }
                 Err(RecvError::Poisoned) => {
                     // The writers poisoned (or all dropped) their end, or the
                     // remote side did (then its poison or the loss is in `ctl`).
-                    let remote = matches!(self.ctl.try_recv(), Ok(Ctl::Poison | Ctl::Lost))
+                    let remote = matches!(self.ctl.try_recv(), Ok(Ctl::Poison(_) | Ctl::Lost))
                         || conn.dead.load(Ordering::Acquire);
                     if !remote {
-                        let _ = conn.send(&[Frame::bare(peer, Kind::Poison)]);
+                        let why = self.rx.poison_reason();
+                        let _ = conn.send(&[poison_frame(peer, why.as_deref())]);
                     }
                     break;
                 }
             }
         }
         lock(&conn.endpoints).remove(&self.id);
+    }
+}
+
+/// The longest poison reason a `POISON` frame carries (longer ones are cut).
+const MAX_REASON: usize = 1024;
+
+/// A `POISON` frame for the remote channel `chan`, with why (if known).
+fn poison_frame(chan: u32, why: Option<&str>) -> Frame {
+    let mut payload = why.unwrap_or_default().as_bytes().to_vec();
+    if payload.len() > MAX_REASON {
+        let mut n = MAX_REASON;
+        while !why.unwrap_or_default().is_char_boundary(n) {
+            n -= 1;
+        }
+        payload.truncate(n);
+    }
+    Frame {
+        chan,
+        kind: Kind::Poison,
+        flags: 0,
+        payload,
+    }
+}
+
+/// The reason of a poison that came from the remote `side` ("reader" or
+/// "writer") at `peer`, which said `why` (maybe nothing).
+fn remote_poison(peer: SocketAddr, side: &str, why: &str) -> Reason {
+    if why.is_empty() {
+        format!("hoare: the remote {side} at {peer} poisoned the channel").into()
+    } else {
+        format!("hoare: the remote {side} at {peer} poisoned the channel: {why}").into()
     }
 }
 
@@ -674,7 +759,8 @@ impl Node {
 
     /// [`bind`](Self::bind) with the largest encoded value this node accepts
     /// (a peer that sends a larger one is disconnected, and a local value
-    /// larger than it poisons its channel).
+    /// larger than it is handed back by its `send`, which poisons its
+    /// channel).
     pub fn bind_with<A: ToSocketAddrs>(
         addr: A,
         secret: impl AsRef<[u8]>,
@@ -705,7 +791,8 @@ impl Node {
     }
 
     /// Why the connection with the node at `peer` ended, if one did: the
-    /// channels it carried were poisoned then (poison itself carries no reason).
+    /// channels it carried were poisoned then, with this as their
+    /// `poison_reason()`.
     /// `peer` is the address connected to, or for a node that connected here,
     /// its connection's address.
     pub fn connection_error(&self, peer: SocketAddr) -> Option<io::Error> {
@@ -848,8 +935,11 @@ impl Node {
     /// program: they share one network channel.
     ///
     /// The connection to that node is shared by every channel between the two
-    /// nodes. If it is lost, the end is poisoned; a `send` that had not yet
-    /// been taken by the proxy fails and hands its value back.
+    /// nodes. If it is lost, the end is poisoned (its `poison_reason()` says
+    /// so); a `send` whose value was not acknowledged fails and hands it back.
+    /// A value that encodes to more than the node's message limit is handed
+    /// back before anything is written, and poisons the channel (the reason
+    /// names the limit).
     pub fn connect<T>(&self, url: &str) -> io::Result<Sender<T, Any>>
     where
         T: Serialize + DeserializeOwned + Send + 'static,
@@ -940,7 +1030,7 @@ impl Node {
                 let mut eps = lock(&conn.endpoints);
                 eps.remove(&wid);
                 if let Some(Endpoint::Reader { inbox, .. }) = eps.remove(&rid) {
-                    let _ = inbox.try_send(In::Poison);
+                    let _ = inbox.try_send(In::Poison(e.to_string().into()));
                 }
                 Err(e)
             }
