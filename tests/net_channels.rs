@@ -200,3 +200,90 @@ fn an_overlong_name_is_an_error() {
         assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
     });
 }
+
+/// A peer that opens many channels and sends each a partial value (fragments
+/// without the last) cannot make the node hold more than its per-connection
+/// limit: past it the node cuts the peer off, and the channels of the
+/// connection are poisoned saying why. Spoken at the frame level from a raw
+/// socket. Fails without the per-connection bound: the node keeps the
+/// connection (the read below times out instead of seeing its end).
+#[test]
+fn a_peer_holding_too_much_unfinished_data_is_cut_off() {
+    use hoare::net::frame::{Decoder, Frame, Kind};
+    use hoare::net::{authenticate, TcpStream};
+    use std::io::Write;
+    hoare::run(|| {
+        let server = Node::builder()
+            .max_message(64 << 10)
+            .max_connection_memory(1 << 20)
+            .bind("127.0.0.1:0", b"s")
+            .unwrap();
+        let rx = server.publish::<Vec<u8>>("in").unwrap();
+        let mut s = TcpStream::connect(server.local_addr()).unwrap();
+        authenticate(&mut s, b"s").unwrap();
+        // A hang guard only: the node must end the connection long before.
+        s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
+            .unwrap();
+        const CHANS: u32 = 100;
+        for i in 1..=CHANS {
+            let mut payload = i.to_le_bytes().to_vec();
+            payload.push(1); // a writing end
+            payload.extend_from_slice(b"in");
+            let f = Frame {
+                chan: 0,
+                kind: Kind::Open,
+                flags: 0,
+                payload,
+            };
+            s.write_all(&f.encode()).unwrap();
+        }
+        let mut ids = Vec::new();
+        let mut d = Decoder::new();
+        let mut buf = vec![0u8; 4096];
+        while ids.len() < CHANS as usize {
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0, "the node closed before answering");
+            d.feed(&buf[..n]);
+            while let Some(f) = d.next_frame().unwrap() {
+                assert_eq!(f.kind, Kind::Opened);
+                ids.push(u32::from_le_bytes(f.payload[..4].try_into().unwrap()));
+            }
+        }
+        // 16 KiB of an unfinished value on each: 1.6 MiB in all.
+        let mut sent = 0usize;
+        for id in ids {
+            let f = Frame {
+                chan: id,
+                kind: Kind::Data,
+                flags: 0,
+                payload: vec![0; 16 << 10],
+            };
+            if s.write_all(&f.encode()).is_err() {
+                break; // cut off already
+            }
+            sent += 16 << 10;
+        }
+        assert!(sent > 1 << 20, "the node cut the peer off too early");
+        let end = loop {
+            match s.read(&mut buf) {
+                Ok(0) => break Ok(()),
+                Ok(_) => continue,
+                Err(e) => break Err(e),
+            }
+        };
+        assert!(
+            end.as_ref()
+                .map_or_else(|e| e.kind() != std::io::ErrorKind::TimedOut, |_| true),
+            "the node kept the connection: {end:?}"
+        );
+        assert!(rx.recv().is_err());
+        let why = rx.poison_reason().expect("a reason");
+        assert!(
+            why.contains("per-connection limit of 1048576 bytes"),
+            "{why}"
+        );
+        let lost = server.lost_connections();
+        assert_eq!(lost.len(), 1);
+        assert!(lost[0].1.contains("per-connection limit"), "{lost:?}");
+    });
+}

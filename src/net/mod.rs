@@ -57,7 +57,29 @@ mod sys;
 mod tcp;
 mod udp;
 
+/// Runs the connecting side of the nodes' authentication handshake on
+/// `stream` (see [`Node::bind`]): for programs that speak the [`frame`]
+/// protocol themselves (another language's implementation, a test of a node's
+/// defences). After it succeeds, the stream carries frames.
+///
+/// ```
+/// use hoare::net::{authenticate, Node, TcpStream};
+/// hoare::run(|| {
+///     let node = Node::bind("127.0.0.1:0", b"secret").unwrap();
+///     let mut s = TcpStream::connect(node.local_addr()).unwrap();
+///     authenticate(&mut s, b"secret").unwrap();
+///     let mut s = TcpStream::connect(node.local_addr()).unwrap();
+///     assert!(authenticate(&mut s, b"wrong").is_err());
+/// });
+/// ```
+pub fn authenticate<S: std::io::Read + std::io::Write>(
+    stream: &mut S,
+    secret: impl AsRef<[u8]>,
+) -> std::io::Result<()> {
+    auth::client(stream, secret.as_ref())
+}
+
 pub use names::{serve_names, MAX_NAME, MAX_NAMES, SERVICE};
-pub use node::{Accepted, Node, DEFAULT_MAX_MESSAGE};
+pub use node::{Accepted, Node, NodeBuilder, DEFAULT_MAX_CONNECTION_MEMORY, DEFAULT_MAX_MESSAGE};
 pub use tcp::{TcpListener, TcpStream};
 pub use udp::UdpSocket;

@@ -35,7 +35,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -119,6 +119,11 @@ struct Conn {
     why: Mutex<Option<String>>,
     node: Weak<NodeInner>,
     peer: SocketAddr,
+    /// Bytes of values from the peer this connection holds: fragments being
+    /// reassembled and whole values its reader proxies have not delivered.
+    held: AtomicUsize,
+    /// The most it may hold; a peer that sends more is cut off.
+    max_held: usize,
 }
 
 impl Conn {
@@ -134,6 +139,8 @@ impl Conn {
             why: Mutex::new(None),
             node: Arc::downgrade(node),
             peer,
+            held: AtomicUsize::new(0),
+            max_held: node.max_held,
         })
     }
 
@@ -318,6 +325,15 @@ impl Conn {
                                 "a value over the limit of {max_message} bytes"
                             )));
                         }
+                        let held = self.held.fetch_add(f.payload.len(), Ordering::Relaxed)
+                            + f.payload.len();
+                        if held > self.max_held {
+                            return Err(protocol(format!(
+                                "the peer sent more unfinished values than the \
+                                 per-connection limit of {} bytes",
+                                self.max_held
+                            )));
+                        }
                         partial.extend_from_slice(&f.payload);
                         if f.flags & LAST != 0 {
                             if *pending {
@@ -454,6 +470,21 @@ impl Conn {
         Ok(id)
     }
 
+    /// Stops counting what a reading endpoint that ended held: its partial
+    /// value and any whole one left in its proxy's inbox.
+    fn unhold(&self, e: Option<Endpoint>, inbox: &Receiver<In, One>) {
+        let mut n = 0;
+        if let Some(Endpoint::Reader { partial, .. }) = e {
+            n += partial.len();
+        }
+        while let Ok(m) = inbox.try_recv() {
+            if let In::Data(b) = m {
+                n += b.len();
+            }
+        }
+        self.held.fetch_sub(n, Ordering::Relaxed);
+    }
+
     fn reader_proxy<T, S>(&self, id: u32, inbox: Receiver<In, One>, tx: &Sender<T, S>)
     where
         T: DeserializeOwned,
@@ -466,6 +497,7 @@ impl Conn {
         loop {
             match inbox.recv() {
                 Ok(In::Data(bytes)) => {
+                    let n = bytes.len();
                     let v: T = match postcard::from_bytes(&bytes) {
                         Ok(v) => v,
                         Err(e) => {
@@ -475,7 +507,11 @@ impl Conn {
                             return;
                         }
                     };
-                    match tx.send(v) {
+                    drop(bytes);
+                    let sent = tx.send(v);
+                    // Delivered or dropped: no longer held.
+                    self.held.fetch_sub(n, Ordering::Relaxed);
+                    match sent {
                         Ok(()) => {
                             if let Some(Endpoint::Reader { pending, .. }) =
                                 lock(&self.endpoints).get_mut(&id)
@@ -492,7 +528,9 @@ impl Conn {
                             // with poison.
                             let p = peer(self);
                             if !self.dead.load(Ordering::Acquire) {
-                                lock(&self.endpoints).insert(id, Endpoint::Closed { peer: p });
+                                let old =
+                                    lock(&self.endpoints).insert(id, Endpoint::Closed { peer: p });
+                                self.unhold(old, &inbox);
                                 let why = tx.poison_reason();
                                 let _ = self.send(&[poison_frame(p, why.as_deref())]);
                             }
@@ -502,12 +540,14 @@ impl Conn {
                 }
                 Ok(In::Poison(why)) => {
                     tx.poison_with(why);
-                    lock(&self.endpoints).remove(&id);
+                    let old = lock(&self.endpoints).remove(&id);
+                    self.unhold(old, &inbox);
                     return;
                 }
                 Err(_) => {
                     tx.poison();
-                    lock(&self.endpoints).remove(&id);
+                    let old = lock(&self.endpoints).remove(&id);
+                    self.unhold(old, &inbox);
                     return;
                 }
             }
@@ -701,6 +741,8 @@ struct NodeInner {
     addr: SocketAddr,
     secret: Vec<u8>,
     max_message: usize,
+    /// The most bytes of unfinished values one connection may hold.
+    max_held: usize,
     published: Mutex<HashMap<String, Published>>,
     conns: Mutex<HashMap<SocketAddr, Arc<Conn>>>,
     /// Why the last connection with each peer ended.
@@ -708,6 +750,79 @@ struct NodeInner {
     /// Every connection (accepted or opened), to close them with the node.
     all: Mutex<Vec<Weak<Conn>>>,
     stop: Sender<(), Any>,
+}
+
+/// The default most bytes of unfinished values one connection may hold: 64 MiB.
+pub const DEFAULT_MAX_CONNECTION_MEMORY: usize = 64 << 20;
+
+/// The settings of a [`Node`] (see [`Node::builder`]).
+#[derive(Clone, Debug)]
+pub struct NodeBuilder {
+    max_message: usize,
+    max_connection_memory: usize,
+}
+
+impl NodeBuilder {
+    /// The largest encoded value the node accepts (default
+    /// [`DEFAULT_MAX_MESSAGE`]): a peer that sends a larger one is
+    /// disconnected, and a local value larger than it is handed back by its
+    /// `send`, which poisons its channel.
+    ///
+    /// ```
+    /// let b = hoare::net::Node::builder().max_message(4096);
+    /// # let _ = b;
+    /// ```
+    pub fn max_message(mut self, bytes: usize) -> Self {
+        self.max_message = bytes;
+        self
+    }
+
+    /// The most bytes one connection may hold in values from its peer that
+    /// are not delivered yet, over all its channels: fragments being
+    /// reassembled, and whole values waiting for their readers (default
+    /// [`DEFAULT_MAX_CONNECTION_MEMORY`], and never below the message limit).
+    /// A peer that sends more is cut off, and the channels of its connection
+    /// are poisoned with that reason. Each channel holds at most one value
+    /// (a writer waits for its acknowledgement), so the limit is reached by
+    /// a peer writing large values on many channels at once, or cheating.
+    ///
+    /// ```
+    /// let b = hoare::net::Node::builder().max_connection_memory(16 << 20);
+    /// # let _ = b;
+    /// ```
+    pub fn max_connection_memory(mut self, bytes: usize) -> Self {
+        self.max_connection_memory = bytes;
+        self
+    }
+
+    /// Binds the node: see [`Node::bind`].
+    ///
+    /// ```
+    /// hoare::run(|| {
+    ///     let node = hoare::net::Node::builder().bind("127.0.0.1:0", b"s").unwrap();
+    ///     # drop(node);
+    /// });
+    /// ```
+    pub fn bind<A: ToSocketAddrs>(self, addr: A, secret: impl AsRef<[u8]>) -> io::Result<Node> {
+        let l = super::TcpListener::bind(addr)?;
+        let (stop, stop_rx) = Channel::builder().bounded(1).any2one::<()>();
+        let inner = Arc::new(NodeInner {
+            addr: l.local_addr()?,
+            secret: secret.as_ref().to_vec(),
+            max_message: self.max_message,
+            max_held: self.max_connection_memory.max(self.max_message),
+            published: Mutex::new(HashMap::new()),
+            conns: Mutex::new(HashMap::new()),
+            lost: Mutex::new(HashMap::new()),
+            all: Mutex::new(Vec::new()),
+            stop,
+        });
+        let weak = Arc::downgrade(&inner);
+        // Make sure the listener is registered from this process.
+        l.readable()?;
+        drop(hoare_runtime::spawn(move || accept_loop(l, weak, stop_rx)));
+        Ok(Node { inner })
+    }
 }
 
 /// What an accepter (see [`Node::accept`]) hands over for each client: the
@@ -766,23 +881,27 @@ impl Node {
         secret: impl AsRef<[u8]>,
         max_message: usize,
     ) -> io::Result<Node> {
-        let l = super::TcpListener::bind(addr)?;
-        let (stop, stop_rx) = Channel::builder().bounded(1).any2one::<()>();
-        let inner = Arc::new(NodeInner {
-            addr: l.local_addr()?,
-            secret: secret.as_ref().to_vec(),
-            max_message,
-            published: Mutex::new(HashMap::new()),
-            conns: Mutex::new(HashMap::new()),
-            lost: Mutex::new(HashMap::new()),
-            all: Mutex::new(Vec::new()),
-            stop,
-        });
-        let weak = Arc::downgrade(&inner);
-        // Make sure the listener is registered from this process.
-        l.readable()?;
-        drop(hoare_runtime::spawn(move || accept_loop(l, weak, stop_rx)));
-        Ok(Node { inner })
+        Self::builder().max_message(max_message).bind(addr, secret)
+    }
+
+    /// A node with settings other than the defaults.
+    ///
+    /// ```
+    /// use hoare::net::Node;
+    /// hoare::run(|| {
+    ///     let node = Node::builder()
+    ///         .max_message(1 << 20)
+    ///         .max_connection_memory(8 << 20)
+    ///         .bind("127.0.0.1:0", b"secret")
+    ///         .unwrap();
+    ///     assert!(node.local_addr().ip().is_loopback());
+    /// });
+    /// ```
+    pub fn builder() -> NodeBuilder {
+        NodeBuilder {
+            max_message: DEFAULT_MAX_MESSAGE,
+            max_connection_memory: DEFAULT_MAX_CONNECTION_MEMORY,
+        }
     }
 
     /// The address other nodes connect to.
