@@ -287,3 +287,59 @@ fn a_peer_holding_too_much_unfinished_data_is_cut_off() {
         assert!(lost[0].1.contains("per-connection limit"), "{lost:?}");
     });
 }
+
+/// Asks the name service at `ns` for `name` until it no longer knows it (the
+/// service hears of a node's end asynchronously). A hang guard of about 10 s,
+/// not a timing assertion: `false` if the name never went.
+fn until_unregistered(client: &Node, ns: &str, name: &str) -> bool {
+    for _ in 0..1000 {
+        match client.resolve(ns, name) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return true,
+            Ok(_) => hoare::sleep_for(std::time::Duration::from_millis(10)),
+            Err(e) => panic!("{e}"),
+        }
+    }
+    false
+}
+
+/// A name goes from the name service with the node that registered it (here
+/// dropped: its connection to the service ends, as when the program dies);
+/// other nodes' names stay, and a name registered again by another node is not
+/// removed when its first owner goes. Fails with registrations that live as
+/// long as the service (the name still resolves after its node went).
+#[test]
+fn a_name_goes_with_its_node() {
+    use hoare::net::serve_names;
+    hoare::run(|| {
+        let ns = Node::bind("127.0.0.1:0", b"s").unwrap();
+        serve_names(&ns).unwrap();
+        let ns_addr = ns.local_addr().to_string();
+        let server = Node::bind("127.0.0.1:0", b"s").unwrap();
+        let _rx = server.publish::<u32>("results").unwrap();
+        server.register(&ns_addr, "results").unwrap();
+        let other = Node::bind("127.0.0.1:0", b"s").unwrap();
+        let _rx2 = other.publish::<u32>("stays").unwrap();
+        other.register(&ns_addr, "stays").unwrap();
+        let client = Node::bind("127.0.0.1:0", b"s").unwrap();
+        assert_eq!(
+            client.resolve(&ns_addr, "results").unwrap(),
+            format!("{}/results", server.local_addr())
+        );
+        drop(server);
+        assert!(until_unregistered(&client, &ns_addr, "results"));
+        assert!(client.resolve(&ns_addr, "stays").is_ok());
+
+        // "x" registered by `a`, then again by `b`: `a`'s end leaves it to `b`.
+        let a = Node::bind("127.0.0.1:0", b"s").unwrap();
+        a.register(&ns_addr, "x").unwrap();
+        a.register(&ns_addr, "a-marker").unwrap();
+        let b = Node::bind("127.0.0.1:0", b"s").unwrap();
+        b.register(&ns_addr, "x").unwrap();
+        drop(a);
+        assert!(until_unregistered(&client, &ns_addr, "a-marker"));
+        assert_eq!(
+            client.resolve(&ns_addr, "x").unwrap(),
+            format!("{}/x", b.local_addr())
+        );
+    });
+}

@@ -750,6 +750,9 @@ struct NodeInner {
     /// Every connection (accepted or opened), to close them with the node.
     all: Mutex<Vec<Weak<Conn>>>,
     stop: Sender<(), Any>,
+    /// The channel pairs of this node's name registrations, kept open while
+    /// the names should stay registered (see `names`).
+    registrations: Mutex<Vec<super::names::Registration>>,
 }
 
 /// The default most bytes of unfinished values one connection may hold: 64 MiB.
@@ -816,6 +819,7 @@ impl NodeBuilder {
             lost: Mutex::new(HashMap::new()),
             all: Mutex::new(Vec::new()),
             stop,
+            registrations: Mutex::new(Vec::new()),
         });
         let weak = Arc::downgrade(&inner);
         // Make sure the listener is registered from this process.
@@ -902,6 +906,11 @@ impl Node {
             max_message: DEFAULT_MAX_MESSAGE,
             max_connection_memory: DEFAULT_MAX_CONNECTION_MEMORY,
         }
+    }
+
+    /// Keeps a name registration's channel pair open for the node's lifetime.
+    pub(super) fn keep_registration(&self, r: super::names::Registration) {
+        lock(&self.inner.registrations).push(r);
     }
 
     /// The address other nodes connect to.
@@ -1165,6 +1174,7 @@ impl Drop for Node {
             c.close("the node was closed");
         }
         lock(&self.inner.published).clear();
+        lock(&self.inner.registrations).clear();
     }
 }
 
