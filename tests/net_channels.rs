@@ -8,7 +8,9 @@ use hoare::net::Node;
 /// A large value (4 MiB: 256 fragments) and small values on another channel of
 /// the same connection: all arrive intact, and the small ones are not held up
 /// by the large one's rendezvous (its reader takes it only after the 200 small
-/// values). This does not show the interleaving of fragments on the wire.
+/// values). The interleaving of fragments on the wire is tested at the frame
+/// level below (`a_small_reply_overtakes_a_large_one_on_the_wire`,
+/// `a_small_value_is_delivered_while_a_large_one_is_incomplete`).
 #[test]
 fn a_large_value_does_not_hold_up_small_ones() {
     hoare::run(|| {
@@ -341,5 +343,202 @@ fn a_name_goes_with_its_node() {
             client.resolve(&ns_addr, "x").unwrap(),
             format!("{}/x", b.local_addr())
         );
+    });
+}
+
+/// Reads frames from `s` into `d` until one is there.
+fn next_frame(
+    s: &mut hoare::net::TcpStream,
+    d: &mut hoare::net::frame::Decoder,
+) -> hoare::net::frame::Frame {
+    use std::io::Read;
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        if let Some(f) = d.next_frame().unwrap() {
+            return f;
+        }
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "the node closed the connection");
+        d.feed(&buf[..n]);
+    }
+}
+
+fn frame(chan: u32, kind: hoare::net::frame::Kind, flags: u8, payload: Vec<u8>) -> Vec<u8> {
+    hoare::net::frame::Frame {
+        chan,
+        kind,
+        flags,
+        payload,
+    }
+    .encode()
+}
+
+/// Fragment interleaving on the node's *sending* side, at the frame level: a
+/// raw peer opens two request/reply pairs on one connection; the node replies
+/// 32 MiB on the first (2,048 fragments) and, once that is on the wire, a small
+/// value on the second. The small value's last frame reaches the peer before
+/// the large value's last fragment. (The peer stops reading while the small
+/// reply is queued, so the large one cannot finish meanwhile: the socket
+/// buffers hold far less than 32 MiB.) Fails with a writer that holds the
+/// connection for all the fragments of its value.
+#[test]
+fn a_small_reply_overtakes_a_large_one_on_the_wire() {
+    use hoare::net::frame::{Decoder, Kind, LAST};
+    use hoare::net::{authenticate, TcpStream};
+    use std::io::Write;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    const BIG: usize = 32 << 20;
+    hoare::run(|| {
+        let server = Node::builder()
+            .max_message(64 << 20)
+            .bind("127.0.0.1:0", b"s")
+            .unwrap();
+        let acc = server.accept::<u8, Vec<u8>>("acc").unwrap();
+        let queued = Arc::new(AtomicBool::new(false));
+        let q2 = queued.clone();
+        let srv = hoare::spawn(move || {
+            let (req_a, rep_a) = acc.recv().unwrap();
+            let (req_b, rep_b) = acc.recv().unwrap();
+            let big = hoare::spawn(move || {
+                req_a.recv().unwrap();
+                rep_a.send(vec![7u8; BIG]).unwrap();
+            });
+            req_b.recv().unwrap();
+            q2.store(true, Ordering::SeqCst);
+            rep_b.send(vec![1, 2, 3]).unwrap();
+            big.join().unwrap();
+        });
+        let mut s = TcpStream::connect(server.local_addr()).unwrap();
+        authenticate(&mut s, b"s").unwrap();
+        // Two pairs: our writers 1 and 2, our readers 101 and 102.
+        let mut ids = Vec::new();
+        let mut d = Decoder::new();
+        for (w, r) in [(1u32, 101u32), (2, 102)] {
+            let mut p = w.to_le_bytes().to_vec();
+            p.push(2); // a pair
+            p.extend_from_slice(&r.to_le_bytes());
+            p.extend_from_slice(b"acc");
+            s.write_all(&frame(0, Kind::Open, 0, p)).unwrap();
+            let f = next_frame(&mut s, &mut d);
+            assert_eq!((f.kind, f.chan), (Kind::Opened, w));
+            let at = |i: usize| u32::from_le_bytes(f.payload[i..i + 4].try_into().unwrap());
+            ids.push((at(0), at(4))); // (its reader, its writer)
+        }
+        let [(reader_a, writer_a), (reader_b, writer_b)] = ids[..] else {
+            unreachable!()
+        };
+        // The request on the first pair; wait for the first large fragment.
+        s.write_all(&frame(reader_a, Kind::Data, LAST, vec![0]))
+            .unwrap();
+        let mut big_frags = 0usize;
+        let f = loop {
+            let f = next_frame(&mut s, &mut d);
+            if f.kind != Kind::Ack {
+                break f;
+            }
+            assert_eq!(f.chan, 1); // our request was taken
+        };
+        assert_eq!((f.kind, f.chan, f.flags & LAST), (Kind::Data, 101, 0));
+        big_frags += 1;
+        // Now the second request, and no reading until its reply is queued.
+        s.write_all(&frame(reader_b, Kind::Data, LAST, vec![0]))
+            .unwrap();
+        while !queued.load(Ordering::SeqCst) {
+            hoare::sleep_for(std::time::Duration::from_millis(1));
+        }
+        hoare::sleep_for(std::time::Duration::from_millis(20));
+        let mut small_after = None;
+        let mut big_len = f.payload.len();
+        loop {
+            let f = next_frame(&mut s, &mut d);
+            if f.kind == Kind::Ack {
+                assert_eq!(f.chan, 2); // our second request was taken
+                continue;
+            }
+            assert_eq!(f.kind, Kind::Data);
+            match f.chan {
+                101 => {
+                    big_frags += 1;
+                    big_len += f.payload.len();
+                    if f.flags & LAST != 0 {
+                        s.write_all(&frame(writer_a, Kind::Ack, 0, vec![])).unwrap();
+                        break;
+                    }
+                }
+                102 => {
+                    assert_eq!(f.flags & LAST, LAST);
+                    assert_eq!(f.payload, vec![3, 1, 2, 3]); // postcard: length, bytes
+                    small_after = Some(big_frags);
+                    s.write_all(&frame(writer_b, Kind::Ack, 0, vec![])).unwrap();
+                }
+                c => panic!("a frame for channel {c}"),
+            }
+        }
+        let small_after = small_after.expect("the small reply never came");
+        assert!(
+            small_after < big_frags,
+            "the small reply waited for all {big_frags} fragments of the large one"
+        );
+        assert!(big_len > BIG); // the value and its length prefix
+        srv.join().unwrap();
+    });
+}
+
+/// Fragment interleaving on the node's *receiving* side, at the frame level:
+/// a raw peer sends the first half of a large value on one channel, then a
+/// small value on another: the small one is delivered while the large one is
+/// incomplete, and the large one arrives intact once the peer sends the rest.
+/// Fails with a node that waits for one value's last fragment before it
+/// reassembles another channel's (the small `recv` would never return).
+#[test]
+fn a_small_value_is_delivered_while_a_large_one_is_incomplete() {
+    use hoare::net::frame::{Decoder, Kind, FRAGMENT, LAST};
+    use hoare::net::{authenticate, TcpStream};
+    use std::io::Write;
+    hoare::run(|| {
+        let server = Node::bind("127.0.0.1:0", b"s").unwrap();
+        let big_rx = server.publish::<Vec<u8>>("big").unwrap();
+        let small_rx = server.publish::<u32>("small").unwrap();
+        let mut s = TcpStream::connect(server.local_addr()).unwrap();
+        authenticate(&mut s, b"s").unwrap();
+        let mut d = Decoder::new();
+        let mut ids = Vec::new();
+        for (w, name) in [(1u32, &b"big"[..]), (2, &b"small"[..])] {
+            let mut p = w.to_le_bytes().to_vec();
+            p.push(1);
+            p.extend_from_slice(name);
+            s.write_all(&frame(0, Kind::Open, 0, p)).unwrap();
+            let f = next_frame(&mut s, &mut d);
+            assert_eq!((f.kind, f.chan), (Kind::Opened, w));
+            ids.push(u32::from_le_bytes(f.payload[..4].try_into().unwrap()));
+        }
+        let big: Vec<u8> = (0..1 << 20).map(|i: u32| (i % 251) as u8).collect();
+        let bytes = postcard::to_stdvec(&big).unwrap();
+        let chunks: Vec<&[u8]> = bytes.chunks(FRAGMENT).collect();
+        let half = chunks.len() / 2;
+        for c in &chunks[..half] {
+            s.write_all(&frame(ids[0], Kind::Data, 0, c.to_vec()))
+                .unwrap();
+        }
+        s.write_all(&frame(
+            ids[1],
+            Kind::Data,
+            LAST,
+            postcard::to_stdvec(&9u32).unwrap(),
+        ))
+        .unwrap();
+        assert_eq!(small_rx.recv().unwrap(), 9);
+        let f = next_frame(&mut s, &mut d);
+        assert_eq!((f.kind, f.chan), (Kind::Ack, 2));
+        for (i, c) in chunks[half..].iter().enumerate() {
+            let last = half + i + 1 == chunks.len();
+            let flags = if last { LAST } else { 0 };
+            s.write_all(&frame(ids[0], Kind::Data, flags, c.to_vec()))
+                .unwrap();
+        }
+        assert_eq!(big_rx.recv().unwrap(), big);
+        let f = next_frame(&mut s, &mut d);
+        assert_eq!((f.kind, f.chan), (Kind::Ack, 1));
     });
 }
