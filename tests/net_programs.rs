@@ -241,6 +241,8 @@ fn child_entry() {
         "eight_writers" => roles::eight_writers(),
         "client" => roles::client(),
         "intruder" => roles::intruder(),
+        #[cfg(feature = "tls")]
+        "tls_sink" => tls::sink(),
         r => panic!("unknown role {r}"),
     });
 }
@@ -500,4 +502,131 @@ fn bad_peers_are_refused_while_good_traffic_continues() {
         good.wait_ok();
         bad.wait_ok();
     });
+}
+
+/// TLS (feature `tls`): certificates made here with rcgen (a CA and one
+/// certificate for 127.0.0.1 that both nodes present, the CA checking both
+/// ways: client certificates required), passed to child programs as PEM.
+#[cfg(feature = "tls")]
+mod tls {
+    use super::*;
+    use hoare::net::rustls::pki_types::pem::PemObject;
+    use hoare::net::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    use hoare::net::rustls::server::WebPkiClientVerifier;
+    use hoare::net::rustls::{ClientConfig, RootCertStore, ServerConfig};
+    use hoare::net::NodeBuilder;
+    use std::sync::Arc;
+
+    /// PEMs of a fresh CA's certificate, and of a certificate for 127.0.0.1
+    /// it signed with its key.
+    pub fn make_pems() -> Vec<(&'static str, String)> {
+        use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+        let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let ca_key = KeyPair::generate().unwrap();
+        let ca_cert = ca.self_signed(&ca_key).unwrap();
+        let leaf = CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap();
+        let key = KeyPair::generate().unwrap();
+        let cert = leaf.signed_by(&key, &ca_cert, &ca_key).unwrap();
+        vec![
+            ("TLS_CA", ca_cert.pem()),
+            ("TLS_CERT", cert.pem()),
+            ("TLS_KEY", key.serialize_pem()),
+        ]
+    }
+
+    /// `b` requiring TLS with the certificates in `pems` (or the environment).
+    pub fn with_tls(b: NodeBuilder, pems: &[(&str, String)]) -> NodeBuilder {
+        let get = |k: &str| {
+            pems.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| var(k))
+        };
+        let ca = CertificateDer::from_pem_slice(get("TLS_CA").as_bytes()).unwrap();
+        let cert = CertificateDer::from_pem_slice(get("TLS_CERT").as_bytes()).unwrap();
+        let key = || PrivateKeyDer::from_pem_slice(get("TLS_KEY").as_bytes()).unwrap();
+        let mut roots = RootCertStore::empty();
+        roots.add(ca).unwrap();
+        let roots = Arc::new(roots);
+        let verifier = WebPkiClientVerifier::builder(roots.clone())
+            .build()
+            .unwrap();
+        let server = ServerConfig::builder()
+            .with_client_cert_verifier(verifier)
+            .with_single_cert(vec![cert.clone()], key())
+            .unwrap();
+        let client = ClientConfig::builder()
+            .with_root_certificates(roots)
+            .with_client_auth_cert(vec![cert], key())
+            .unwrap();
+        b.tls(Arc::new(server), Arc::new(client))
+    }
+
+    /// A TLS node that publishes "in" and prints the count and sum of what
+    /// arrives until poison.
+    pub fn sink() {
+        let node = with_tls(Node::builder(), &[])
+            .bind("127.0.0.1:0", SECRET)
+            .unwrap();
+        let rx: Receiver<u64> = node.publish("in").unwrap();
+        say("addr", node.local_addr());
+        let (mut n, mut sum) = (0u64, 0u64);
+        for v in rx.iter() {
+            n += 1;
+            sum += v;
+        }
+        say("done", format!("{n} {sum}"));
+    }
+}
+
+/// A pipeline over TLS between two programs (the writer here, the reader a
+/// child), with client certificates required: every value arrives, and the
+/// end of the stream (poison) too. Fails with a node that does not run TLS on
+/// the connections it accepts (the handshake fails).
+#[cfg(feature = "tls")]
+#[test]
+fn tls_pipeline_across_two_programs() {
+    let pems = tls::make_pems();
+    let mut sink = Prog::start("tls_sink", &pems);
+    let addr = sink.expect("addr");
+    hoare::run(move || {
+        let node = tls::with_tls(Node::builder(), &pems)
+            .bind("127.0.0.1:0", SECRET)
+            .unwrap();
+        let tx = node.connect::<u64>(&url(&addr, "in")).unwrap();
+        for i in 1..=1000 {
+            tx.send(i).unwrap();
+        }
+    });
+    assert_eq!(sink.expect("done"), format!("1000 {}", 1000 * 1001 / 2));
+    sink.wait_ok();
+}
+
+/// A node that requires TLS refuses a plaintext peer (its connect fails), and
+/// a TLS peer whose certificate its CA did not sign; good TLS traffic goes on.
+/// Fails with a node that lets plaintext peers in.
+#[cfg(feature = "tls")]
+#[test]
+fn a_tls_node_refuses_plaintext_and_unknown_peers() {
+    let pems = tls::make_pems();
+    let mut sink = Prog::start("tls_sink", &pems);
+    let addr = sink.expect("addr");
+    hoare::run(move || {
+        let plain = Node::bind("127.0.0.1:0", SECRET).unwrap();
+        assert!(plain.connect::<u64>(&url(&addr, "in")).is_err());
+        // Another CA's certificate: refused both ways.
+        let other = tls::make_pems();
+        let stranger = tls::with_tls(Node::builder(), &other)
+            .bind("127.0.0.1:0", SECRET)
+            .unwrap();
+        assert!(stranger.connect::<u64>(&url(&addr, "in")).is_err());
+        let good = tls::with_tls(Node::builder(), &pems)
+            .bind("127.0.0.1:0", SECRET)
+            .unwrap();
+        let tx = good.connect::<u64>(&url(&addr, "in")).unwrap();
+        tx.send(5).unwrap();
+    });
+    assert_eq!(sink.expect("done"), "1 5");
+    sink.wait_ok();
 }

@@ -47,7 +47,8 @@
 //! although the remote reader may have taken it (no protocol can tell): a
 //! writer that sends it again may deliver it twice.
 //!
-//! Not done yet (issue 14): TLS (rustls); C++ ends.
+//! TLS (feature `tls`, rustls): see [`NodeBuilder::tls`]. Not done yet
+//! (issue 14): C++ ends.
 
 mod auth;
 pub mod frame;
@@ -55,6 +56,7 @@ mod names;
 mod node;
 mod sys;
 mod tcp;
+mod transport;
 mod udp;
 
 /// Runs the connecting side of the nodes' authentication handshake on
@@ -81,5 +83,8 @@ pub fn authenticate<S: std::io::Read + std::io::Write>(
 
 pub use names::{serve_names, MAX_NAME, MAX_NAMES, SERVICE};
 pub use node::{Accepted, Node, NodeBuilder, DEFAULT_MAX_CONNECTION_MEMORY, DEFAULT_MAX_MESSAGE};
+/// The TLS library of [`NodeBuilder::tls`] (feature `tls`), for its configurations.
+#[cfg(feature = "tls")]
+pub use rustls;
 pub use tcp::{TcpListener, TcpStream};
 pub use udp::UdpSocket;

@@ -27,13 +27,16 @@
 
 use super::auth;
 use super::frame::{Decoder, Frame, Kind, FRAGMENT, LAST};
+#[cfg(feature = "tls")]
+use super::transport::tls::{Tls, TlsStream};
+use super::transport::Transport;
 use super::TcpStream;
 use hoare_core::chan::{Any, Channel, One, Reason, Receiver, RecvError, Refuse, Sender};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt;
-use std::io::{self, Write};
+use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -110,7 +113,7 @@ enum Endpoint {
 
 /// A connection between two nodes, and the channels it carries.
 struct Conn {
-    stream: TcpStream,
+    stream: Transport,
     /// A token: whoever holds it writes one frame (or a few) to the stream.
     wlock: (Sender<(), Any>, Receiver<(), Any>),
     endpoints: Mutex<HashMap<u32, Endpoint>>,
@@ -127,7 +130,7 @@ struct Conn {
 }
 
 impl Conn {
-    fn new(stream: TcpStream, node: &Arc<NodeInner>, peer: SocketAddr) -> Arc<Conn> {
+    fn new(stream: Transport, node: &Arc<NodeInner>, peer: SocketAddr) -> Arc<Conn> {
         let wlock = Channel::builder().bounded(1).any2any::<()>();
         wlock.0.send(()).expect("a fresh channel");
         Arc::new(Conn {
@@ -164,7 +167,7 @@ impl Conn {
         if self.wlock.1.recv().is_err() {
             return Err(self.lost_error());
         }
-        let r = (&self.stream).write_all(&buf);
+        let r = self.stream.write_all(&buf);
         let _ = self.wlock.0.try_send(());
         if let Err(e) = r {
             self.close(&format!("write failed: {e}"));
@@ -216,7 +219,7 @@ impl Conn {
             return;
         }
         *lock(&self.why) = Some(why.to_owned());
-        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+        self.stream.shutdown();
         let reason: Reason = self.lost_error().to_string().into();
         let eps: Vec<Endpoint> = lock(&self.endpoints).drain().map(|(_, e)| e).collect();
         for e in eps {
@@ -753,6 +756,38 @@ struct NodeInner {
     /// The channel pairs of this node's name registrations, kept open while
     /// the names should stay registered (see `names`).
     registrations: Mutex<Vec<super::names::Registration>>,
+    /// TLS, if the node requires it.
+    #[cfg(feature = "tls")]
+    tls: Option<Tls>,
+}
+
+impl NodeInner {
+    /// Secures (TLS, if the node requires it) and authenticates a connection
+    /// this node opened to `addr`.
+    fn secure_client(&self, mut s: TcpStream, addr: SocketAddr) -> io::Result<Transport> {
+        #[cfg(feature = "tls")]
+        if let Some(tls) = &self.tls {
+            let t =
+                TlsStream::client(s, addr, tls, |rw| auth::client(&mut &mut *rw, &self.secret))?;
+            return Ok(Transport::Tls(Box::new(t)));
+        }
+        let _ = addr;
+        auth::client(&mut s, &self.secret)?;
+        s.set_read_timeout(None)?;
+        Ok(Transport::Plain(s))
+    }
+
+    /// Secures and authenticates a connection this node accepted.
+    fn secure_server(&self, mut s: TcpStream) -> io::Result<Transport> {
+        #[cfg(feature = "tls")]
+        if let Some(tls) = &self.tls {
+            let t = TlsStream::server(s, tls, |rw| auth::server(&mut &mut *rw, &self.secret))?;
+            return Ok(Transport::Tls(Box::new(t)));
+        }
+        auth::server(&mut s, &self.secret)?;
+        s.set_read_timeout(None)?;
+        Ok(Transport::Plain(s))
+    }
 }
 
 /// The default most bytes of unfinished values one connection may hold: 64 MiB.
@@ -763,6 +798,8 @@ pub const DEFAULT_MAX_CONNECTION_MEMORY: usize = 64 << 20;
 pub struct NodeBuilder {
     max_message: usize,
     max_connection_memory: usize,
+    #[cfg(feature = "tls")]
+    tls: Option<Tls>,
 }
 
 impl NodeBuilder {
@@ -798,6 +835,54 @@ impl NodeBuilder {
         self
     }
 
+    /// Requires TLS (feature `tls`) on every connection of the node, for
+    /// channels that leave the machine: connections it accepts run a TLS
+    /// session with `server` (its certificate, and
+    /// [client certificates](rustls::server::WebPkiClientVerifier) if it asks
+    /// for them), connections it opens one with `client`, which must accept
+    /// the other node's certificate for its IP address (the address of the
+    /// URL). The shared-secret challenge–response still runs, inside the
+    /// session. A peer that does not speak TLS is disconnected.
+    ///
+    /// ```
+    /// use hoare::net::rustls::{ClientConfig, RootCertStore, ServerConfig};
+    /// use hoare::net::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+    /// use std::sync::Arc;
+    /// // A self-signed certificate for 127.0.0.1 (a real node loads its own).
+    /// let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
+    /// let cert = CertificateDer::from(ck.cert.der().to_vec());
+    /// let key = PrivateKeyDer::from(PrivatePkcs8KeyDer::from(ck.key_pair.serialize_der()));
+    /// let server = ServerConfig::builder()
+    ///     .with_no_client_auth()
+    ///     .with_single_cert(vec![cert.clone()], key)
+    ///     .unwrap();
+    /// let mut roots = RootCertStore::empty();
+    /// roots.add(cert).unwrap();
+    /// let client = ClientConfig::builder()
+    ///     .with_root_certificates(roots)
+    ///     .with_no_client_auth();
+    /// let (server, client) = (Arc::new(server), Arc::new(client));
+    /// hoare::run(move || {
+    ///     let tls = |b: hoare::net::NodeBuilder| b.tls(server.clone(), client.clone());
+    ///     let a = tls(hoare::net::Node::builder()).bind("127.0.0.1:0", b"s").unwrap();
+    ///     let rx = a.publish::<String>("in").unwrap();
+    ///     let b = tls(hoare::net::Node::builder()).bind("127.0.0.1:0", b"s").unwrap();
+    ///     let tx = b.connect::<String>(&format!("{}/in", a.local_addr())).unwrap();
+    ///     let h = hoare::spawn(move || tx.send("secret stuff".to_owned()).unwrap());
+    ///     assert_eq!(rx.recv().unwrap(), "secret stuff");
+    ///     h.join().unwrap();
+    /// });
+    /// ```
+    #[cfg(feature = "tls")]
+    pub fn tls(
+        mut self,
+        server: Arc<rustls::ServerConfig>,
+        client: Arc<rustls::ClientConfig>,
+    ) -> Self {
+        self.tls = Some(Tls { server, client });
+        self
+    }
+
     /// Binds the node: see [`Node::bind`].
     ///
     /// ```
@@ -820,6 +905,8 @@ impl NodeBuilder {
             all: Mutex::new(Vec::new()),
             stop,
             registrations: Mutex::new(Vec::new()),
+            #[cfg(feature = "tls")]
+            tls: self.tls,
         });
         let weak = Arc::downgrade(&inner);
         // Make sure the listener is registered from this process.
@@ -905,6 +992,8 @@ impl Node {
         NodeBuilder {
             max_message: DEFAULT_MAX_MESSAGE,
             max_connection_memory: DEFAULT_MAX_CONNECTION_MEMORY,
+            #[cfg(feature = "tls")]
+            tls: None,
         }
     }
 
@@ -1038,11 +1127,10 @@ impl Node {
         if let Some(c) = lock(&self.inner.conns).get(&addr) {
             return Ok(c.clone());
         }
-        let mut s = TcpStream::connect(addr)?;
+        let s = TcpStream::connect(addr)?;
         s.set_nodelay(true)?;
         s.set_read_timeout(Some(HANDSHAKE_TIMEOUT))?;
-        auth::client(&mut s, &self.inner.secret)?;
-        s.set_read_timeout(None)?;
+        let s = self.inner.secure_client(s, addr)?;
         let mut conns = lock(&self.inner.conns);
         if let Some(c) = conns.get(&addr) {
             // Another process connected meanwhile: use its connection.
@@ -1217,20 +1305,20 @@ fn accept_loop(l: super::TcpListener, node: Weak<NodeInner>, stop: Receiver<(), 
         if stopped {
             return;
         }
-        let (mut s, peer) = match l.try_accept() {
+        let (s, peer) = match l.try_accept() {
             Ok(c) => c,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
             Err(_) => continue,
         };
         let Some(n) = node.upgrade() else { return };
         drop(hoare_runtime::spawn(move || {
-            if s.set_nodelay(true).is_err()
-                || s.set_read_timeout(Some(HANDSHAKE_TIMEOUT)).is_err()
-                || auth::server(&mut s, &n.secret).is_err()
-                || s.set_read_timeout(None).is_err()
+            if s.set_nodelay(true).is_err() || s.set_read_timeout(Some(HANDSHAKE_TIMEOUT)).is_err()
             {
                 return; // dropped: closed
             }
+            let Ok(s) = n.secure_server(s) else {
+                return; // dropped: closed
+            };
             let c = Conn::new(s, &n, peer);
             lock(&n.all).push(Arc::downgrade(&c));
             let max = n.max_message;
