@@ -220,6 +220,11 @@ impl Conn {
         }
         *lock(&self.why) = Some(why.to_owned());
         self.stream.shutdown();
+        // Recorded before the channels are poisoned: a party that sees the
+        // poison finds the reason in `Node::connection_error` too.
+        if let Some(node) = self.node.upgrade() {
+            lock(&node.lost).insert(self.peer, why.to_owned());
+        }
         let reason: Reason = self.lost_error().to_string().into();
         let eps: Vec<Endpoint> = lock(&self.endpoints).drain().map(|(_, e)| e).collect();
         for e in eps {
@@ -235,7 +240,6 @@ impl Conn {
         // Wake any process waiting for the write token.
         self.wlock.1.poison();
         if let Some(node) = self.node.upgrade() {
-            lock(&node.lost).insert(self.peer, why.to_owned());
             let mut conns = lock(&node.conns);
             if conns
                 .get(&self.peer)
