@@ -138,6 +138,23 @@ mod roles {
         say("done", format!("{n} {sum}"));
     }
 
+    /// Publishes "in", takes `COUNT` values, printing each inside its
+    /// extended rendezvous (so before its writer can see it acknowledged),
+    /// then stops taking values and waits to be killed.
+    pub fn stalling_sink() {
+        let node = Node::bind("127.0.0.1:0", SECRET).unwrap();
+        let rx = node.publish::<u64>("in").unwrap();
+        say("addr", node.local_addr());
+        let count: u64 = var("COUNT").parse().unwrap();
+        for _ in 0..count {
+            rx.recv_with(|v| say("got", v)).unwrap();
+        }
+        say("stalled", "ok");
+        loop {
+            hoare::sleep_for(Duration::from_secs(1));
+        }
+    }
+
     /// Publishes "in", sends each value doubled to `NEXT` until poison.
     pub fn doubler() {
         let node = Node::bind("127.0.0.1:0", SECRET).unwrap();
@@ -241,6 +258,7 @@ fn child_entry() {
         "eight_writers" => roles::eight_writers(),
         "client" => roles::client(),
         "intruder" => roles::intruder(),
+        "stalling_sink" => roles::stalling_sink(),
         #[cfg(feature = "tls")]
         "tls_sink" => tls::sink(),
         r => panic!("unknown role {r}"),
@@ -396,6 +414,81 @@ fn killed_peer_poisons_and_loses_no_acknowledged_value() {
                 let v: u64 = v.parse().unwrap();
                 assert!(got.contains(&v), "acknowledged {v} never arrived");
             }
+        }
+    });
+}
+
+/// Killing the *reading* program while 8 network channels each have a value
+/// in flight (it stopped taking values): every send returns `Ok` only for a
+/// value the reader took (it printed it inside its extended rendezvous, before
+/// the acknowledgement), and each writer's failed send hands back its own
+/// value with a reason that says the connection was lost. Fails on a writer
+/// proxy that returned `Ok` without an acknowledgement (the values in flight
+/// were acknowledged and never taken).
+#[test]
+fn killed_reader_hands_back_every_unacknowledged_value() {
+    let mut r = Prog::start("stalling_sink", &[("COUNT", "300".into())]);
+    let addr = r.expect("addr");
+    hoare::run(move || {
+        let node = Node::bind("127.0.0.1:0", SECRET).unwrap();
+        let writers: Vec<_> = (0..8u64)
+            .map(|w| {
+                let tx = node.connect::<u64>(&url(&addr, "in")).unwrap();
+                hoare::spawn(move || {
+                    let mut acked = Vec::new();
+                    for i in 0.. {
+                        let v = w * 1_000_000 + i;
+                        match tx.send(v) {
+                            Ok(()) => acked.push(v),
+                            Err(e) => {
+                                assert_eq!(e.into_inner(), v, "another value came back");
+                                return (acked, v, tx.poison_reason());
+                            }
+                        }
+                    }
+                    unreachable!()
+                })
+            })
+            .collect();
+        // What the reader took, until it stalled.
+        let mut out = r.out.take().unwrap();
+        let (got, out) = blocking(move || {
+            let mut got = HashSet::new();
+            let mut line = String::new();
+            loop {
+                line.clear();
+                assert!(out.read_line(&mut line).unwrap() > 0, "the reader ended");
+                let l = line.trim_end();
+                if l == "stalled ok" {
+                    return (got, out);
+                }
+                if let Some(v) = l.strip_prefix("got ") {
+                    assert!(got.insert(v.parse::<u64>().unwrap()), "{v} taken twice");
+                }
+            }
+        });
+        r.out = Some(out);
+        assert_eq!(got.len(), 300);
+        r.kill();
+        let mut accounted = HashSet::new();
+        for h in writers {
+            let (acked, back, why) = h.join().unwrap();
+            for v in acked {
+                assert!(got.contains(&v), "{v} was acknowledged and never taken");
+                accounted.insert(v);
+            }
+            assert!(
+                accounted.insert(back),
+                "{back} both acknowledged and handed back"
+            );
+            let why = why.expect("a reason");
+            assert!(why.contains("lost"), "{why}");
+        }
+        for v in &got {
+            assert!(
+                accounted.contains(v),
+                "{v} was taken and neither acknowledged nor handed back"
+            );
         }
     });
 }

@@ -47,7 +47,7 @@
 //! although the remote reader may have taken it (no protocol can tell): a
 //! writer that sends it again may deliver it twice.
 //!
-//! TLS (feature `tls`, rustls): see [`NodeBuilder::tls`]. Not done yet
+//! TLS (feature `tls`, rustls): see `NodeBuilder::tls`. Not done yet
 //! (issue 14): C++ ends.
 
 mod auth;
