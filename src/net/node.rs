@@ -1169,7 +1169,11 @@ impl Node {
 
     /// [`connect`](Self::connect) with a buffer of `n` values on the writing
     /// side: a `send` returns once its value is in the buffer, and the values
-    /// go to the remote reader one by one, each acknowledged.
+    /// go to the remote reader one by one, each acknowledged. As with a local
+    /// buffered channel, a `send` that returned no longer owns its value: the
+    /// values still buffered (or in flight) when the connection is lost or the
+    /// remote reader poisons are dropped with the channel's poison, whose
+    /// reason says why.
     pub fn connect_buffered<T>(&self, url: &str, n: usize) -> io::Result<Sender<T, Any>>
     where
         T: Serialize + DeserializeOwned + Send + 'static,
