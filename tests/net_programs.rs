@@ -613,12 +613,18 @@ mod tls {
     /// PEMs of a fresh CA's certificate, and of a certificate for 127.0.0.1
     /// it signed with its key.
     pub fn make_pems() -> Vec<(&'static str, String)> {
+        make_pems_for("127.0.0.1")
+    }
+
+    /// PEMs of a fresh CA's certificate, and of a certificate for `name` (a DNS
+    /// name or an IP address) it signed with its key.
+    pub fn make_pems_for(name: &str) -> Vec<(&'static str, String)> {
         use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
         let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
         ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         let ca_key = KeyPair::generate().unwrap();
         let ca_cert = ca.self_signed(&ca_key).unwrap();
-        let leaf = CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap();
+        let leaf = CertificateParams::new(vec![name.to_owned()]).unwrap();
         let key = KeyPair::generate().unwrap();
         let cert = leaf.signed_by(&key, &ca_cert, &ca_key).unwrap();
         vec![
@@ -722,4 +728,32 @@ fn a_tls_node_refuses_plaintext_and_unknown_peers() {
     });
     assert_eq!(sink.expect("done"), "1 5");
     sink.wait_ok();
+}
+
+/// A URL that names its host by a DNS name checks the peer's certificate for
+/// that name: a certificate for "localhost" is good for "localhost:PORT/in" and
+/// not for the same node reached as 127.0.0.1. Fails with a client that checks
+/// the certificate against the IP address whatever the URL said.
+#[cfg(feature = "tls")]
+#[test]
+fn tls_checks_the_certificate_for_the_urls_host_name() {
+    let pems = tls::make_pems_for("localhost");
+    hoare::run(move || {
+        let server = tls::with_tls(Node::builder(), &pems)
+            .bind("localhost:0", SECRET)
+            .unwrap();
+        let rx: Receiver<u64> = server.publish("in").unwrap();
+        let port = server.local_addr().port();
+        let client = tls::with_tls(Node::builder(), &pems)
+            .bind("localhost:0", SECRET)
+            .unwrap();
+        let ip = server.local_addr().ip();
+        assert!(client.connect::<u64>(&format!("{ip}:{port}/in")).is_err());
+        let tx = client
+            .connect::<u64>(&format!("localhost:{port}/in"))
+            .unwrap();
+        let w = hoare::spawn(move || tx.send(7));
+        assert_eq!(rx.recv(), Ok(7));
+        w.join().unwrap().unwrap();
+    });
 }

@@ -767,15 +767,22 @@ struct NodeInner {
 
 impl NodeInner {
     /// Secures (TLS, if the node requires it) and authenticates a connection
-    /// this node opened to `addr`.
-    fn secure_client(&self, mut s: TcpStream, addr: SocketAddr) -> io::Result<Transport> {
+    /// this node opened to `addr`, named `host` in the URL (a DNS name or an IP
+    /// address: what the peer's certificate must be valid for).
+    fn secure_client(
+        &self,
+        mut s: TcpStream,
+        addr: SocketAddr,
+        host: &str,
+    ) -> io::Result<Transport> {
         #[cfg(feature = "tls")]
         if let Some(tls) = &self.tls {
-            let t =
-                TlsStream::client(s, addr, tls, |rw| auth::client(&mut &mut *rw, &self.secret))?;
+            let t = TlsStream::client(s, addr, host, tls, |rw| {
+                auth::client(&mut &mut *rw, &self.secret)
+            })?;
             return Ok(Transport::Tls(Box::new(t)));
         }
-        let _ = addr;
+        let _ = (addr, host);
         auth::client(&mut s, &self.secret)?;
         s.set_read_timeout(None)?;
         Ok(Transport::Plain(s))
@@ -1127,14 +1134,14 @@ impl Node {
 
     /// The connection to the node at `addr`, made (and authenticated) on first
     /// use.
-    fn conn_to(&self, addr: SocketAddr) -> io::Result<Arc<Conn>> {
+    fn conn_to(&self, addr: SocketAddr, host: &str) -> io::Result<Arc<Conn>> {
         if let Some(c) = lock(&self.inner.conns).get(&addr) {
             return Ok(c.clone());
         }
         let s = TcpStream::connect(addr)?;
         s.set_nodelay(true)?;
         s.set_read_timeout(Some(HANDSHAKE_TIMEOUT))?;
-        let s = self.inner.secure_client(s, addr)?;
+        let s = self.inner.secure_client(s, addr, host)?;
         let mut conns = lock(&self.inner.conns);
         if let Some(c) = conns.get(&addr) {
             // Another process connected meanwhile: use its connection.
@@ -1189,8 +1196,8 @@ impl Node {
     where
         T: Serialize + DeserializeOwned + Send + 'static,
     {
-        let (addr, name) = parse_url(url)?;
-        let conn = self.conn_to(addr)?;
+        let (addr, host, name) = parse_url(url)?;
+        let conn = self.conn_to(addr, host)?;
         let (tx, rx) = chan.any2any::<T>();
         let (id, start) = conn.add_writer::<T>(rx, self.inner.max_message)?;
         let mut payload = id.to_le_bytes().to_vec();
@@ -1225,8 +1232,8 @@ impl Node {
         Req: Serialize + DeserializeOwned + Send + 'static,
         Rep: Serialize + DeserializeOwned + Send + 'static,
     {
-        let (addr, name) = parse_url(url)?;
-        let conn = self.conn_to(addr)?;
+        let (addr, host, name) = parse_url(url)?;
+        let conn = self.conn_to(addr, host)?;
         let (req_tx, req_rx) = Channel::builder().any2any::<Req>();
         let (rep_tx, rep_rx) = Channel::builder().one2one::<Rep>();
         let (wid, start) = conn.add_writer::<Req>(req_rx, self.inner.max_message)?;
@@ -1274,8 +1281,9 @@ impl Drop for Node {
     }
 }
 
-/// Splits `"HOST:PORT/name"`.
-fn parse_url(url: &str) -> io::Result<(SocketAddr, String)> {
+/// Splits `"HOST:PORT/name"` into the address HOST:PORT resolves to, HOST (without
+/// the brackets of an IPv6 address) and the name.
+fn parse_url(url: &str) -> io::Result<(SocketAddr, &str, String)> {
     let (host, name) = url.rsplit_once('/').ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -1289,7 +1297,9 @@ fn parse_url(url: &str) -> io::Result<(SocketAddr, String)> {
         )
     })?;
     check_name(name)?;
-    Ok((addr, name.to_owned()))
+    let bare = host.rsplit_once(':').map_or(host, |(h, _)| h);
+    let bare = bare.trim_start_matches('[').trim_end_matches(']');
+    Ok((addr, bare, name.to_owned()))
 }
 
 fn check_name(name: &str) -> io::Result<()> {

@@ -102,16 +102,27 @@ pub(super) mod tls {
     }
 
     impl TlsStream {
-        /// The connecting side: the session with the node at `peer`, whose
-        /// certificate must be valid for its IP address; then `auth` (the
+        /// The connecting side: the session with the node at `peer`, named
+        /// `host` in the URL, whose certificate must be valid for that name (a
+        /// DNS name, or the IP address when `host` is one); then `auth` (the
         /// node's own authentication) over it.
         pub(in crate::net) fn client(
             mut sock: TcpStream,
             peer: SocketAddr,
+            host: &str,
             tls: &Tls,
             auth: impl FnOnce(&mut dyn ReadWrite) -> io::Result<()>,
         ) -> io::Result<TlsStream> {
-            let name = rustls::pki_types::ServerName::IpAddress(peer.ip().into());
+            use rustls::pki_types::ServerName;
+            let name = match host.parse::<std::net::IpAddr>() {
+                Ok(_) => ServerName::IpAddress(peer.ip().into()),
+                Err(_) => ServerName::try_from(host.to_owned()).map_err(|e| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("hoare: {host:?} is not a valid TLS server name: {e}"),
+                    )
+                })?,
+            };
             let mut c =
                 rustls::ClientConnection::new(tls.client.clone(), name).map_err(tls_error)?;
             c.set_buffer_limit(None);
