@@ -38,6 +38,13 @@
 //!   buffered values for the readers, who see the poison once they have taken them;
 //!   a reader's poison discards the buffer, and a rendezvous writer still waiting
 //!   for its readers gets its value back.
+//! * **Non-blocking and timed sends** ([`try_send`](BroadcastSender::try_send),
+//!   [`send_timeout`](BroadcastSender::send_timeout),
+//!   [`send_deadline`](BroadcastSender::send_deadline)) complete or hand the value
+//!   back with the reason. Rendezvous: a `try_send` completes only when every
+//!   reader is waiting; a timed send whose deadline passes after some readers
+//!   took the value withdraws it from the others (they skip it) and fails with
+//!   the value: "not every reader received it".
 //! * **Lossy** ([`broadcast_overwriting`]`(n)`, a "latest value" cell with
 //!   `n = 1`): a send never blocks; on a full buffer the oldest value is dropped
 //!   and the readers that had not taken it skip it.
@@ -64,7 +71,9 @@
 //! slot and moves the waiting writer's value in), then, with a second waiter
 //! hung on its value, for the last taker (or a leaving reader) to wake it.
 
-use super::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
+use super::error::{
+    RecvError, RecvTimeoutError, SendError, SendFail, SendTimeoutError, TryRecvError, TrySendError,
+};
 use crate::alt::{Case, Kind};
 use crate::park;
 use crate::registration::{Registration, Withdraw};
@@ -363,6 +372,39 @@ impl<T> State<T> {
         self.nreaders == 0
     }
 
+    /// Whether every enrolled reader is waiting for a value now (a try-send to a
+    /// rendezvous broadcast completes only then).
+    fn all_readers_waiting(&self) -> bool {
+        if self.readers.len() < self.nreaders {
+            return false;
+        }
+        let mut ids: Vec<usize> = self
+            .readers
+            .iter()
+            // SAFETY: live while queued and we hold the lock.
+            .filter(|e| unsafe { (*e.waiter).is_waiting() })
+            .map(|e| e.reader)
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.len() == self.nreaders
+    }
+
+    /// Withdraws the rendezvous value `seq` that not every reader has taken: the
+    /// readers that had not taken it skip it (as a lossy broadcast's dropped
+    /// value), and the next writer may go. Returns the value; `None` if it is
+    /// gone (every reader took it).
+    fn withdraw(&mut self, cap: usize, seq: u64, garbage: &mut Garbage<T>) -> Option<Shared<T>> {
+        if seq < self.head || seq >= self.tail() {
+            return None;
+        }
+        debug_assert_eq!(seq, self.head, "a rendezvous broadcast holds one value");
+        let item = self.items.pop_front().expect("the value");
+        self.head += 1;
+        self.pop_done(cap, garbage);
+        item.value
+    }
+
     /// Removes every entry of `waiter`.
     fn unregister(&mut self, waiter: *const Waiter) {
         self.readers.retain(|e| e.waiter != waiter);
@@ -454,15 +496,16 @@ impl<T> RawBroadcast<T> {
                             // SAFETY: the writer is live (it unhooks under the
                             // lock before it leaves); once claimed it does not
                             // touch its packet until `finish`. A failed claim: it
-                            // is leaving (cancelled) and takes nothing back.
+                            // left its wait (a deadline, a cancellation) and
+                            // reads its packet only under this lock, after us:
+                            // the value waits for it there.
                             unsafe {
-                                if (*w).try_claim(0) {
-                                    if let Some(v) = v {
-                                        BPacket::put_raw(p, v);
-                                    }
+                                let claimed = (*w).try_claim(0);
+                                if let Some(v) = v {
+                                    BPacket::put_raw(p, v);
+                                }
+                                if claimed {
                                     Waiter::finish(w, true);
-                                } else {
-                                    garbage.extend(v);
                                 }
                             }
                         }
@@ -659,12 +702,15 @@ enum Taken<T> {
     All,
     /// Poisoned from the reading side (or the party was cancelled): the value back.
     Poisoned(T),
+    /// The deadline passed first: the value was withdrawn, and comes back.
+    Timeout(T),
 }
 
 impl<T: Clone> RawBroadcast<T> {
     /// A rendezvous writer whose value got number `seq` waits until every reader
-    /// has taken it (or left).
-    fn await_takers(&self, seq: u64) -> Taken<T> {
+    /// has taken it (or left), at most until `deadline`: then it withdraws the
+    /// value from the readers that had not taken it.
+    fn await_takers(&self, seq: u64, deadline: Option<Instant>) -> Taken<T> {
         if self.cap != 0 {
             return Taken::All;
         }
@@ -687,45 +733,83 @@ impl<T: Clone> RawBroadcast<T> {
                 },
                 &waiter,
             );
-            let out = waiter.wait_as(p, None);
-            drop(reg);
-            match out {
+            let out = waiter.wait_as(p, deadline);
+            let taken = match out {
                 Outcome::Done {
                     poisoned: false, ..
                 } => Taken::All,
                 Outcome::Done { poisoned: true, .. } => {
                     Taken::Poisoned(own(packet.take().expect("a poisoned writer's value")))
                 }
-                Outcome::Aborted { .. } => {
-                    // Cancelled (a shutdown): the value back if it is still there.
-                    let g = self.lock();
-                    let v = (seq >= g.head && seq < g.tail())
-                        .then(|| g.items[(seq - g.head) as usize].value.clone())
-                        .flatten();
+                Outcome::Aborted { token } => {
+                    // Still hooked (the registration is dropped below): a reader's
+                    // poison since the abort left the value in our packet.
+                    let mut garbage = Vec::new();
+                    let mut g = self.lock();
+                    let taken = if let Some(v) = packet.take() {
+                        Taken::Poisoned(own(v))
+                    } else if token == CANCELLED {
+                        // A shutdown: the value back if it is still there.
+                        let v = (seq >= g.head && seq < g.tail())
+                            .then(|| g.items[(seq - g.head) as usize].value.clone())
+                            .flatten();
+                        v.map_or(Taken::All, |v| Taken::Poisoned(own(v)))
+                    } else {
+                        // The deadline: not every reader took it; withdrawn.
+                        match g.withdraw(self.cap, seq, &mut garbage) {
+                            Some(v) => Taken::Timeout(own(v)),
+                            None => Taken::All,
+                        }
+                    };
                     drop(g);
-                    match v {
-                        Some(v) => Taken::Poisoned(own(v)),
-                        None => Taken::All,
-                    }
+                    drop(garbage);
+                    taken
                 }
-            }
+            };
+            drop(reg);
+            taken
         })
     }
 
-    fn send(&self, value: T) -> Result<(), SendError<T>> {
+    /// Sends `value`: `deadline` `None`: only if that needs no waiting (a
+    /// rendezvous broadcast: every reader is waiting now); `Some(d)`: waiting at
+    /// most until `d` (`None`: for ever).
+    fn send(&self, value: T, deadline: Option<Option<Instant>>) -> Result<(), (SendFail, T)> {
         let v = ValueArc::new(value);
         let mut garbage = Vec::new();
         let mut g = self.lock();
         if g.poisoned {
             drop(g);
-            return Err(SendError(own(v)));
+            return Err((SendFail::Poisoned, own(v)));
         }
         g.make_room(self.cap, &mut garbage);
         let seq = if g.has_room(self.cap) {
+            if deadline.is_none() && self.cap == 0 {
+                // A try: all or (but for a reader leaving its wait this instant)
+                // nothing.
+                if !g.all_readers_waiting() {
+                    drop(g);
+                    park::spend_budget();
+                    return Err((SendFail::Full, own(v)));
+                }
+                let seq = g.push(self.cap, v, &mut garbage);
+                let back = g.withdraw(self.cap, seq, &mut garbage);
+                drop(g);
+                drop(garbage);
+                return match back {
+                    None => Ok(()),
+                    Some(v) => Err((SendFail::Full, own(v))),
+                };
+            }
             let seq = g.push(self.cap, v, &mut garbage);
             drop(g);
             seq
         } else {
+            let Some(deadline) = deadline else {
+                drop(g);
+                park::spend_budget();
+                return Err((SendFail::Full, own(v)));
+            };
             let r = park::with_current(|p| {
                 let waiter = Waiter::new(p.unparker()).on(self.wait_on(true));
                 let mut packet = BPacket::new(Some(v));
@@ -743,21 +827,24 @@ impl<T: Clone> RawBroadcast<T> {
                     },
                     &waiter,
                 );
-                let out = waiter.wait_as(p, None);
+                let out = waiter.wait_as(p, deadline);
                 drop(reg);
-                match out {
+                let why = match out {
                     Outcome::Done {
                         poisoned: false, ..
-                    } => Ok(packet.seq()),
-                    _ => Err(SendError(own(packet.take().expect("an unsent value")))),
-                }
+                    } => return Ok(packet.seq()),
+                    Outcome::Aborted { token } if token != CANCELLED => SendFail::Timeout,
+                    _ => SendFail::Poisoned,
+                };
+                Err((why, own(packet.take().expect("an unsent value"))))
             });
             r?
         };
         drop(garbage);
-        match self.await_takers(seq) {
+        match self.await_takers(seq, deadline.flatten()) {
             Taken::All => Ok(()),
-            Taken::Poisoned(v) => Err(SendError(v)),
+            Taken::Poisoned(v) => Err((SendFail::Poisoned, v)),
+            Taken::Timeout(v) => Err((SendFail::Timeout, v)),
         }
     }
 
@@ -831,7 +918,98 @@ impl<T: Clone> BroadcastSender<T> {
     /// assert_eq!(tx.send(1).unwrap_err().into_inner(), 1);
     /// ```
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
-        self.raw.send(value)
+        self.raw
+            .send(value, Some(None))
+            .map_err(|(_, v)| SendError(v))
+    }
+
+    /// Sends `value` only if that needs no waiting, else gives it back:
+    /// buffered, if there is room for all (lossy: always, unless poisoned);
+    /// rendezvous, if every enrolled reader is waiting for a value now, when they
+    /// all take it at once. `Full(value)`: the send would have to wait (some
+    /// reader is not waiting, or the buffer is full); `Poisoned(value)`.
+    ///
+    /// On a rendezvous broadcast it is all or nothing, but for one race: a reader
+    /// whose wait ends (its timeout, or its alt chose another guard) at the very
+    /// moment the value is handed out cannot take it; the value is then withdrawn
+    /// (the readers that did not take it never see it) and comes back as `Full`,
+    /// while the readers that were handed it keep it (see
+    /// `docs/semantics.md#broadcast`). A failure spends the process's
+    /// [cooperative budget](crate::park#the-cooperative-budget).
+    ///
+    /// ```
+    /// use hoare_core::chan::{broadcast, broadcast_bounded, TrySendError};
+    ///
+    /// let (tx, rx) = broadcast::<u32>();
+    /// // Rendezvous, and the reader is not waiting: nothing happens.
+    /// assert_eq!(tx.try_send(1), Err(TrySendError::Full(1)));
+    /// assert!(rx.try_recv().is_err());
+    ///
+    /// let (tx, rx) = broadcast_bounded::<u32>(1);
+    /// assert_eq!(tx.try_send(2), Ok(())); // room for all
+    /// assert_eq!(tx.try_send(3), Err(TrySendError::Full(3)));
+    /// drop(rx); // the last reader leaves: poisoned
+    /// assert_eq!(tx.try_send(4), Err(TrySendError::Poisoned(4)));
+    /// ```
+    pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
+        self.raw.send(value, None).map_err(|(why, v)| match why {
+            SendFail::Poisoned => TrySendError::Poisoned(v),
+            SendFail::Full | SendFail::Timeout => TrySendError::Full(v),
+        })
+    }
+
+    /// Like [`send`](Self::send), giving up after `timeout` (see
+    /// [`send_deadline`](Self::send_deadline)).
+    ///
+    /// ```
+    /// use hoare_core::chan::{broadcast, SendTimeoutError};
+    /// use std::time::Duration;
+    ///
+    /// let (tx, _rx) = broadcast::<u32>(); // its reader never reads
+    /// let r = tx.send_timeout(7, Duration::from_millis(5));
+    /// assert_eq!(r, Err(SendTimeoutError::Timeout(7)));
+    /// ```
+    pub fn send_timeout(&self, value: T, timeout: Duration) -> Result<(), SendTimeoutError<T>> {
+        self.send_until(value, Some(crate::timer::deadline_after(timeout)))
+    }
+
+    /// Like [`send`](Self::send), giving up at `deadline`: `Timeout(value)` if
+    /// the send has not completed by then.
+    ///
+    /// Buffered: the value did not get into the buffer; nothing happened.
+    /// Rendezvous: the deadline covers both the wait for room and the wait for
+    /// every reader to take the value. If it passes while some readers have not
+    /// taken it, the value is **withdrawn**: the readers that had not taken it
+    /// never will (they skip it, as a lossy broadcast's dropped value), the
+    /// readers that took it keep it (a reader cannot un-take a value), and the
+    /// writer gets the value back. So `Timeout` tells the writer exactly that not
+    /// every reader received the value (any number of them, from none to all but
+    /// one, may have); a writer that must know who did needs replies from them.
+    /// `Ok` means every reader enrolled when it was offered took it.
+    ///
+    /// ```
+    /// use hoare_core::chan::{broadcast, SendTimeoutError};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let (tx, rx) = broadcast::<u32>();
+    /// let slow = tx.subscribe(); // never reads
+    /// let t = std::thread::spawn(move || rx.recv());
+    /// let r = tx.send_deadline(1, Instant::now() + Duration::from_millis(20));
+    /// assert_eq!(r, Err(SendTimeoutError::Timeout(1))); // `slow` never took it
+    /// assert_eq!(t.join().unwrap(), Ok(1)); // the first reader did, and keeps it
+    /// assert!(slow.try_recv().is_err()); // withdrawn: `slow` skips it
+    /// ```
+    pub fn send_deadline(&self, value: T, deadline: Instant) -> Result<(), SendTimeoutError<T>> {
+        self.send_until(value, Some(deadline))
+    }
+
+    fn send_until(&self, value: T, deadline: Option<Instant>) -> Result<(), SendTimeoutError<T>> {
+        self.raw
+            .send(value, Some(deadline))
+            .map_err(|(why, v)| match why {
+                SendFail::Poisoned => SendTimeoutError::Poisoned(v),
+                SendFail::Full | SendFail::Timeout => SendTimeoutError::Timeout(v),
+            })
     }
 }
 
@@ -942,6 +1120,25 @@ impl<T: Clone> BroadcastReceiver<T> {
     pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
         self.raw
             .recv(self.id, Some(Some(crate::timer::deadline_after(timeout))))
+            .map_err(|e| match e {
+                RecvFailure::Poisoned => RecvTimeoutError::Poisoned,
+                _ => RecvTimeoutError::Timeout,
+            })
+    }
+
+    /// Like [`recv`](Self::recv), giving up at `deadline`.
+    ///
+    /// ```
+    /// use hoare_core::chan::{broadcast, RecvTimeoutError};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let (_tx, rx) = broadcast::<u32>();
+    /// let r = rx.recv_deadline(Instant::now() + Duration::from_millis(1));
+    /// assert_eq!(r, Err(RecvTimeoutError::Timeout));
+    /// ```
+    pub fn recv_deadline(&self, deadline: Instant) -> Result<T, RecvTimeoutError> {
+        self.raw
+            .recv(self.id, Some(Some(deadline)))
             .map_err(|e| match e {
                 RecvFailure::Poisoned => RecvTimeoutError::Poisoned,
                 _ => RecvTimeoutError::Timeout,
@@ -1245,6 +1442,14 @@ impl<'a, T: Clone> BcastSendCase<'a, T> {
         }
     }
 
+    /// A send guard whose precondition is false: never chosen, the broadcast never
+    /// touched, but it keeps `value` for [`take_unsent`](Self::take_unsent).
+    pub(crate) fn disabled(value: T) -> Self {
+        let mut c = Self::new(None);
+        c.packet = BPacket::new(Some(ValueArc::new(value)));
+        c
+    }
+
     /// The result, if this guard was chosen.
     pub fn into_chosen(mut self) -> Option<Result<(), SendError<T>>> {
         self.take_chosen()
@@ -1279,9 +1484,9 @@ impl<'a, T: Clone> BcastSendCase<'a, T> {
     /// The value got number `seq`: on a rendezvous broadcast, waits for its takers.
     fn after_push(&mut self, seq: u64) {
         let raw = self.raw.expect("an enabled guard");
-        self.state = match raw.await_takers(seq) {
+        self.state = match raw.await_takers(seq, None) {
             Taken::All => CaseState::Chosen { poisoned: false },
-            Taken::Poisoned(v) => {
+            Taken::Poisoned(v) | Taken::Timeout(v) => {
                 // SAFETY: our own packet, emptied by the push.
                 unsafe { BPacket::put_raw(&self.packet, ValueArc::new(v)) };
                 CaseState::Chosen { poisoned: true }
@@ -1303,6 +1508,15 @@ impl<'a, T: Clone> BcastSendCase<'a, T> {
         let seq = g.push(cap, v, &mut self.garbage);
         self.state = CaseState::Decided(seq);
         Some(seq)
+    }
+}
+
+impl<'a, T: Clone> crate::alt::SendGuardCase<T> for BcastSendCase<'a, T> {
+    fn take_chosen_send(&mut self) -> Option<Result<(), SendError<T>>> {
+        self.take_chosen()
+    }
+    fn take_unsent_value(&mut self) -> Option<T> {
+        self.take_unsent()
     }
 }
 
