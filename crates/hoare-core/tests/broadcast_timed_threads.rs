@@ -185,3 +185,99 @@ fn recv_deadline_and_timeout() {
     assert_eq!(t.join().unwrap(), Ok(2));
     drop(tx);
 }
+
+// Extended rendezvous on broadcast readers (`recv_with`): shown to fail with the
+// reader taking the value outright instead of holding it (`take_held` as
+// `take`, and a waiting held reader served as a plain one): the writer is
+// released (rendezvous) or finds room (buffered) while the closure runs.
+
+/// Runs `recv` (some form of extended receive whose closure is given) and
+/// checks that the rendezvous writer stays blocked while the closure runs.
+fn writer_held_while<F>(recv: F)
+where
+    F: FnOnce(&hoare_core::chan::BroadcastReceiver<u32>, &dyn Fn(u32) -> u32) -> u32,
+{
+    let (tx, rx) = broadcast::<u32>();
+    let other = tx.subscribe();
+    let (log_tx, log) = hoare_core::chan::Channel::builder()
+        .unbounded()
+        .any2one::<&str>();
+    let log_w = log_tx.clone();
+    let w = thread::spawn(move || {
+        tx.send(5).unwrap();
+        log_w.send("writer released").unwrap();
+    });
+    let o = thread::spawn(move || other.recv());
+    let check = move |v: u32| {
+        // Give the writer every chance to be (wrongly) released.
+        assert_eq!(o_done_and(&log), None, "the writer was released early");
+        v * 10
+    };
+    let got = recv(&rx, &check);
+    assert_eq!(got, 50);
+    w.join().unwrap();
+    assert_eq!(o.join().unwrap(), Ok(5));
+    drop(log_tx);
+}
+
+/// Waits a little, then whether anything was logged.
+fn o_done_and(
+    log: &hoare_core::chan::Receiver<&'static str, hoare_core::chan::One>,
+) -> Option<&'static str> {
+    thread::sleep(ms(20));
+    log.try_recv().ok()
+}
+
+#[test]
+fn recv_with_holds_a_rendezvous_writer() {
+    writer_held_while(|rx, f| rx.recv_with(f).unwrap());
+}
+
+#[test]
+fn recv_with_guard_in_alt_macro_holds_the_writer() {
+    writer_held_while(|rx, f| {
+        hoare_core::alt! {
+            recv_with(rx, f) -> r => r.unwrap(),
+            after(Duration::from_secs(20)) => panic!("no value"),
+        }
+    });
+}
+
+#[test]
+fn recv_with_guard_in_alt_builder_holds_the_writer() {
+    writer_held_while(|rx, f| {
+        let mut alt = hoare_core::alt::Alt::new();
+        alt.bcast_recv_with(rx, |v| v.map(f).unwrap());
+        alt.timeout(Duration::from_secs(20), || panic!("no value"));
+        alt.select().output
+    });
+}
+
+#[test]
+fn recv_with_keeps_a_buffered_values_place_and_releases_on_panic() {
+    let (tx, rx) = broadcast_bounded::<u32>(1);
+    tx.send(1).unwrap();
+    let r = rx.recv_with(|v| {
+        assert_eq!(
+            tx.try_send(2),
+            Err(TrySendError::Full(2)),
+            "its place is held"
+        );
+        v
+    });
+    assert_eq!(r, Ok(1));
+    assert_eq!(tx.try_send(2), Ok(()), "released");
+    // A panicking closure releases too.
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        rx.recv_with(|_| panic!("boom")).ok();
+    }));
+    assert!(caught.is_err());
+    assert_eq!(tx.try_send(3), Ok(()), "released by the unwinding");
+    assert_eq!(rx.try_recv_with(|v| v), Ok(3));
+    assert_eq!(rx.try_recv_with(|v| v), Err(TryRecvError::Empty));
+    drop(tx);
+    assert_eq!(
+        rx.recv_with_deadline(Instant::now() + ms(5), |v| v),
+        Err(RecvTimeoutError::Poisoned)
+    );
+}

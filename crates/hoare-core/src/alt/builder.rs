@@ -143,6 +143,29 @@ impl<'a, T: Clone, R, F: FnOnce(Result<T, RecvError>) -> R> Guard<'a, R>
     }
 }
 
+struct BcastRecvWithGuard<'a, T, F> {
+    case: BcastRecvCase<'a, T>,
+    f: Option<F>,
+}
+
+impl<'a, T: Clone, R, F: FnOnce(Result<T, RecvError>) -> R> Guard<'a, R>
+    for BcastRecvWithGuard<'a, T, F>
+{
+    fn push_cases<'s>(&'s mut self, out: &mut Vec<&'s mut (dyn Case + 'a)>) {
+        out.push(&mut self.case);
+    }
+    fn finish(&mut self, _element: usize) -> R {
+        let mut f = self.f.take();
+        let mut take = || f.take().expect("hoare: an Alt guard fired twice");
+        // The handler runs while the reader holds the value; on poison, after.
+        match self.case.run_with(|v| take()(Ok(v))) {
+            Some(Ok(r)) => r,
+            Some(Err(e)) => take()(Err(e)),
+            None => panic!("hoare: the chosen receive guard has no result"),
+        }
+    }
+}
+
 struct BcastSendGuard<'a, T, F> {
     case: BcastSendCase<'a, T>,
     f: Option<F>,
@@ -476,6 +499,36 @@ impl<'a, R> Alt<'a, R> {
         let on = self.take_cond();
         let g = BcastRecvGuard {
             case: rx.__alt_recv_case(on),
+            f: Some(f),
+        };
+        self.push(Box::new(g), 1);
+        self
+    }
+
+    /// An extended receive guard on a broadcast reader end: when it is chosen,
+    /// `f` runs on the value while the reader holds it (a rendezvous writer stays
+    /// blocked, a buffered value keeps its place, see
+    /// [`BroadcastReceiver::recv_with`]); on poison it gets the poison.
+    ///
+    /// ```
+    /// use hoare_core::alt::Alt;
+    /// use hoare_core::chan::broadcast;
+    ///
+    /// let (tx, rx) = broadcast::<u32>();
+    /// let w = std::thread::spawn(move || tx.send(4));
+    /// let mut alt = Alt::new();
+    /// alt.bcast_recv_with(&rx, |v| v.map(|v| v * 10)); // the writer waits until this returns
+    /// assert_eq!(alt.select().output, Ok(40));
+    /// assert!(w.join().unwrap().is_ok());
+    /// ```
+    pub fn bcast_recv_with<T: Clone + 'a>(
+        &mut self,
+        rx: &'a BroadcastReceiver<T>,
+        f: impl FnOnce(Result<T, RecvError>) -> R + 'a,
+    ) -> &mut Self {
+        let on = self.take_cond();
+        let g = BcastRecvWithGuard {
+            case: rx.__alt_held_recv_case(on),
             f: Some(f),
         };
         self.push(Box::new(g), 1);

@@ -102,6 +102,69 @@ pub unsafe trait Case {
     }
 }
 
+/// Implements [`Case`] for a wrapper type by forwarding every method to its
+/// `inner` case.
+macro_rules! delegate_case {
+    ([$($g:tt)*] $ty:ty) => {
+        // SAFETY: every method is the inner case's, which keeps `Case`'s contract
+        // (the address and the lock slot are the inner case's own).
+        unsafe impl<$($g)*> $crate::alt::Case for $ty {
+            #[inline]
+            fn kind(&self) -> $crate::alt::Kind {
+                self.inner.kind()
+            }
+            #[inline]
+            fn addr(&self) -> usize {
+                self.inner.addr()
+            }
+            #[inline]
+            fn try_alone(&mut self) -> bool {
+                self.inner.try_alone()
+            }
+            #[inline]
+            fn lock_own(&mut self) {
+                self.inner.lock_own()
+            }
+            fn lock_slot(&mut self) -> *mut () {
+                self.inner.lock_slot()
+            }
+            unsafe fn lock_shared(&mut self, slot: *mut ()) {
+                // SAFETY: forwarded from the caller.
+                unsafe { self.inner.lock_shared(slot) }
+            }
+            #[inline]
+            fn unlock(&mut self) {
+                self.inner.unlock()
+            }
+            #[inline]
+            fn try_locked(&mut self) -> bool {
+                self.inner.try_locked()
+            }
+            unsafe fn register(&mut self, waiter: *const $crate::waiter::Waiter, token: usize) {
+                // SAFETY: forwarded from the caller (the inner case lives in this one).
+                unsafe { self.inner.register(waiter, token) }
+            }
+            fn unregister(&mut self, waiter: *const $crate::waiter::Waiter) {
+                self.inner.unregister(waiter)
+            }
+            fn unregister_locked(&mut self, waiter: *const $crate::waiter::Waiter) {
+                self.inner.unregister_locked(waiter)
+            }
+            #[inline]
+            fn complete(&mut self) {
+                self.inner.complete()
+            }
+            fn passive(&mut self, poisoned: bool) {
+                self.inner.passive(poisoned)
+            }
+            fn guard(&self) -> Option<$crate::wait::Guard> {
+                self.inner.guard()
+            }
+        }
+    };
+}
+pub(crate) use delegate_case;
+
 /// The lock a channel case uses: its own, or another case's (same channel).
 struct LockRef<'a, T> {
     own: Option<SelectLock<'a, T>>,
@@ -531,61 +594,7 @@ impl<C: SendGuardCase<T>, T> Drop for SendFromCase<'_, C, T> {
     }
 }
 
-// SAFETY: every method is the inner case's, which keeps `Case`'s contract (the
-// address and the lock slot are the inner case's own).
-unsafe impl<C: SendGuardCase<T>, T> Case for SendFromCase<'_, C, T> {
-    #[inline]
-    fn kind(&self) -> Kind {
-        self.inner.kind()
-    }
-    #[inline]
-    fn addr(&self) -> usize {
-        self.inner.addr()
-    }
-    #[inline]
-    fn try_alone(&mut self) -> bool {
-        self.inner.try_alone()
-    }
-    #[inline]
-    fn lock_own(&mut self) {
-        self.inner.lock_own()
-    }
-    fn lock_slot(&mut self) -> *mut () {
-        self.inner.lock_slot()
-    }
-    unsafe fn lock_shared(&mut self, slot: *mut ()) {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.inner.lock_shared(slot) }
-    }
-    #[inline]
-    fn unlock(&mut self) {
-        self.inner.unlock()
-    }
-    #[inline]
-    fn try_locked(&mut self) -> bool {
-        self.inner.try_locked()
-    }
-    unsafe fn register(&mut self, waiter: *const Waiter, token: usize) {
-        // SAFETY: forwarded from the caller (the inner case lives in this one).
-        unsafe { self.inner.register(waiter, token) }
-    }
-    fn unregister(&mut self, waiter: *const Waiter) {
-        self.inner.unregister(waiter)
-    }
-    fn unregister_locked(&mut self, waiter: *const Waiter) {
-        self.inner.unregister_locked(waiter)
-    }
-    #[inline]
-    fn complete(&mut self) {
-        self.inner.complete()
-    }
-    fn passive(&mut self, poisoned: bool) {
-        self.inner.passive(poisoned)
-    }
-    fn guard(&self) -> Option<Guard> {
-        self.inner.guard()
-    }
-}
+delegate_case!(['s, C: SendGuardCase<T>, T] SendFromCase<'s, C, T>);
 
 /// Where an [`ExtRecvCase`] stands.
 enum ExtState<T> {

@@ -202,14 +202,7 @@ macro_rules! __alt_case {
         $rx.__alt_recv_case($crate::alt::__enabled $cond)
     };
     (recv_with ($rx:expr, $f:expr) $cond:tt) => {
-        $crate::alt::ExtRecvCase::new(
-            if $crate::alt::__enabled $cond {
-                ::core::option::Option::Some($rx.raw())
-            } else {
-                ::core::option::Option::None
-            },
-            $f,
-        )
+        $rx.__alt_recv_with_case($crate::alt::__enabled $cond, $f)
     };
     (send ($tx:expr, $v:expr) $cond:tt) => {
         $tx.__alt_send_case(if $crate::alt::__enabled $cond {

@@ -62,6 +62,10 @@
 //!     barrier(&mut end) if cond => body,
 //! }
 //! ```
+//! Broadcast ends ([`BroadcastReceiver`](crate::chan::BroadcastReceiver),
+//! [`BroadcastSender`](crate::chan::BroadcastSender)) go in `recv`, `recv_with`,
+//! `send` and `send_from` guards like channel ends.
+//!
 //! `-> pattern` takes any irrefutable pattern. A body is an expression followed by
 //! a comma, or a block (comma optional); all bodies have the same type, which is
 //! the macro's. `rx`/`tx` are places holding a [`Receiver`](crate::chan::Receiver)
@@ -225,6 +229,7 @@ mod any;
 pub mod barrier;
 mod builder;
 mod case;
+pub(crate) use case::delegate_case;
 mod engine;
 mod macros;
 mod par;

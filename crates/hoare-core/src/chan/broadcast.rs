@@ -144,6 +144,9 @@ struct BEntry<T> {
     token: usize,
     packet: *const BPacket<T>,
     reader: usize,
+    /// An extended reader: it *holds* the value it is handed (it is still
+    /// awaited for it) until its closure returns ([`State::release`]).
+    held: bool,
 }
 
 impl<T> Clone for BEntry<T> {
@@ -260,11 +263,15 @@ impl<T> State<T> {
                 continue;
             }
             let item = &mut self.items[k];
-            item.remaining -= 1;
-            let v = if item.remaining == 0 {
-                item.value.take()
-            } else {
+            let v = if e.held {
                 item.value.clone()
+            } else {
+                item.remaining -= 1;
+                if item.remaining == 0 {
+                    item.value.take()
+                } else {
+                    item.value.clone()
+                }
             };
             let c = self.cursors[e.reader].as_mut().expect("a waiting reader");
             debug_assert_eq!(*c, seq, "a waiting reader had a value to take");
@@ -273,6 +280,7 @@ impl<T> State<T> {
             // else touches its packet until `finish`.
             unsafe {
                 BPacket::put_raw(e.packet, v.expect("a value for each reader"));
+                BPacket::set_seq(e.packet, seq);
                 Waiter::finish(e.waiter, false);
             }
         }
@@ -337,6 +345,36 @@ impl<T> State<T> {
         self.cursors[id] = Some(c + 1);
         self.pop_done(cap, garbage);
         v
+    }
+
+    /// Extended reader `id` takes its next value, if there is one, and holds it:
+    /// it stays awaited for it until [`release`](Self::release). Returns the
+    /// value and its number.
+    fn take_held(&mut self, id: usize) -> Option<(Shared<T>, u64)> {
+        let c = self.cursors[id].expect("an enrolled reader").max(self.head);
+        if c >= self.tail() {
+            return None;
+        }
+        let v = self.items[(c - self.head) as usize]
+            .value
+            .clone()
+            .expect("a held value is there");
+        self.cursors[id] = Some(c + 1);
+        Some((v, c))
+    }
+
+    /// An extended reader's closure returned: it has taken value `seq` (unless
+    /// that is gone: withdrawn, dropped by a lossy send, or discarded by poison).
+    fn release(&mut self, cap: usize, seq: u64, garbage: &mut Garbage<T>) {
+        if seq < self.head || seq >= self.tail() {
+            return;
+        }
+        let item = &mut self.items[(seq - self.head) as usize];
+        item.remaining -= 1;
+        if item.remaining == 0 {
+            garbage.extend(item.value.take());
+        }
+        self.pop_done(cap, garbage);
     }
 
     /// Enrolls a reader at the tail.
@@ -818,6 +856,7 @@ impl<T: Clone> RawBroadcast<T> {
                     token: 0,
                     packet: &packet,
                     reader: usize::MAX,
+                    held: false,
                 });
                 drop(g);
                 let reg = Registration::new(
@@ -849,12 +888,29 @@ impl<T: Clone> RawBroadcast<T> {
     }
 
     fn recv(&self, id: usize, deadline: Option<Option<Instant>>) -> Result<T, RecvFailure> {
+        self.recv_raw(id, deadline, false).map(|(v, _)| own(v))
+    }
+
+    /// Receives (`held`: for an extended reader, see [`State::take_held`]): the
+    /// value and its number.
+    fn recv_raw(
+        &self,
+        id: usize,
+        deadline: Option<Option<Instant>>,
+        held: bool,
+    ) -> Result<(Shared<T>, u64), RecvFailure> {
         let mut garbage = Vec::new();
         let mut g = self.lock();
-        if let Some(v) = g.take(self.cap, id, &mut garbage) {
+        let got = if held {
+            g.take_held(id)
+        } else {
+            let seq = g.cursors[id].expect("an enrolled reader").max(g.head);
+            g.take(self.cap, id, &mut garbage).map(|v| (v, seq))
+        };
+        if let Some(got) = got {
             drop(g);
             drop(garbage);
-            return Ok(own(v));
+            return Ok(got);
         }
         if g.poisoned {
             drop(g);
@@ -873,6 +929,7 @@ impl<T: Clone> RawBroadcast<T> {
                 token: 0,
                 packet: &packet,
                 reader: id,
+                held,
             });
             drop(g);
             let reg = Registration::new(
@@ -887,13 +944,45 @@ impl<T: Clone> RawBroadcast<T> {
             match out {
                 Outcome::Done {
                     poisoned: false, ..
-                } => Ok(own(packet.take().expect("a received value"))),
+                } => {
+                    let seq = packet.seq();
+                    Ok((packet.take().expect("a received value"), seq))
+                }
                 Outcome::Done { poisoned: true, .. } | Outcome::Aborted { token: CANCELLED } => {
                     Err(RecvFailure::Poisoned)
                 }
                 Outcome::Aborted { .. } => Err(RecvFailure::Timeout),
             }
         })
+    }
+
+    /// Receives and runs `f` on the value while this reader holds it (see
+    /// [`BroadcastReceiver::recv_with`]).
+    fn recv_with<R>(
+        &self,
+        id: usize,
+        deadline: Option<Option<Instant>>,
+        f: impl FnOnce(T) -> R,
+    ) -> Result<R, RecvFailure> {
+        let (v, seq) = self.recv_raw(id, deadline, true)?;
+        let _release = Release { raw: self, seq };
+        Ok(f(own(v)))
+    }
+}
+
+/// Releases an extended reader's value when its closure returns or panics.
+struct Release<'a, T> {
+    raw: &'a RawBroadcast<T>,
+    seq: u64,
+}
+
+impl<T> Drop for Release<'_, T> {
+    fn drop(&mut self) {
+        let mut garbage = Vec::new();
+        self.raw
+            .lock()
+            .release(self.raw.cap, self.seq, &mut garbage);
+        drop(garbage);
     }
 }
 
@@ -1145,6 +1234,77 @@ impl<T: Clone> BroadcastReceiver<T> {
             })
     }
 
+    /// Extended rendezvous: receives the next value and runs `f` on it while
+    /// this reader *holds* it: the value counts as not yet taken by this reader
+    /// until `f` returns (or panics), so a rendezvous writer stays blocked and a
+    /// buffered value keeps its place (a writer waiting for room waits) until
+    /// then. Poison from another reader meanwhile still ends the writer's wait
+    /// (see `docs/semantics.md#broadcast`).
+    ///
+    /// ```
+    /// use hoare_core::chan::broadcast;
+    ///
+    /// let (tx, rx) = broadcast::<u32>();
+    /// let (log_tx, log) = hoare_core::chan::Channel::builder().unbounded().one2one();
+    /// let w = std::thread::spawn(move || {
+    ///     tx.send(20).unwrap();
+    ///     log_tx.send("writer released").unwrap();
+    /// });
+    /// let r = rx.recv_with(|v| {
+    ///     assert!(log.try_recv().is_err()); // the writer is still blocked
+    ///     v + 1
+    /// });
+    /// assert_eq!(r, Ok(21));
+    /// w.join().unwrap();
+    /// assert_eq!(log.recv(), Ok("writer released"));
+    /// ```
+    pub fn recv_with<R>(&self, f: impl FnOnce(T) -> R) -> Result<R, RecvError> {
+        self.raw
+            .recv_with(self.id, Some(None), f)
+            .map_err(|_| RecvError::Poisoned)
+    }
+
+    /// [`recv_with`](Self::recv_with) only if a value is there now.
+    ///
+    /// ```
+    /// use hoare_core::chan::{broadcast_bounded, TryRecvError};
+    ///
+    /// let (tx, rx) = broadcast_bounded::<u32>(1);
+    /// assert_eq!(rx.try_recv_with(|v| v * 2), Err(TryRecvError::Empty));
+    /// tx.send(4).unwrap();
+    /// assert_eq!(rx.try_recv_with(|v| v * 2), Ok(8));
+    /// ```
+    pub fn try_recv_with<R>(&self, f: impl FnOnce(T) -> R) -> Result<R, TryRecvError> {
+        self.raw.recv_with(self.id, None, f).map_err(|e| match e {
+            RecvFailure::Poisoned => TryRecvError::Poisoned,
+            _ => TryRecvError::Empty,
+        })
+    }
+
+    /// [`recv_with`](Self::recv_with), waiting for a value at most until
+    /// `deadline` (once the value is there, `f` runs to completion).
+    ///
+    /// ```
+    /// use hoare_core::chan::{broadcast, RecvTimeoutError};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let (_tx, rx) = broadcast::<u32>();
+    /// let d = Instant::now() + Duration::from_millis(1);
+    /// assert_eq!(rx.recv_with_deadline(d, |v| v), Err(RecvTimeoutError::Timeout));
+    /// ```
+    pub fn recv_with_deadline<R>(
+        &self,
+        deadline: Instant,
+        f: impl FnOnce(T) -> R,
+    ) -> Result<R, RecvTimeoutError> {
+        self.raw
+            .recv_with(self.id, Some(Some(deadline)), f)
+            .map_err(|e| match e {
+                RecvFailure::Poisoned => RecvTimeoutError::Poisoned,
+                _ => RecvTimeoutError::Timeout,
+            })
+    }
+
     /// Receives until poison.
     pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
         std::iter::from_fn(move || self.recv().ok())
@@ -1213,6 +1373,31 @@ impl<T> BroadcastReceiver<T> {
     {
         BcastRecvCase::new(on.then(|| (&*self.raw, self.id)))
     }
+
+    /// An extended receive guard (the builder's).
+    pub(crate) fn __alt_held_recv_case(&self, on: bool) -> BcastRecvCase<'_, T>
+    where
+        T: Clone,
+    {
+        let mut c = BcastRecvCase::new(on.then(|| (&*self.raw, self.id)));
+        c.held = true;
+        c
+    }
+
+    #[doc(hidden)]
+    #[inline]
+    pub fn __alt_recv_with_case<R, F: FnOnce(T) -> R>(
+        &self,
+        on: bool,
+        f: F,
+    ) -> BcastRecvWithCase<'_, T, F>
+    where
+        T: Clone,
+    {
+        let mut inner = BcastRecvCase::new(on.then(|| (&*self.raw, self.id)));
+        inner.held = true;
+        BcastRecvWithCase { inner, f: Some(f) }
+    }
 }
 
 impl<T> Drop for BroadcastSender<T> {
@@ -1280,6 +1465,10 @@ pub struct BcastRecvCase<'a, T> {
     got: Option<Shared<T>>,
     packet: BPacket<T>,
     garbage: Garbage<T>,
+    /// An extended receive guard: the value it takes is held until released.
+    held: bool,
+    /// The number of the value it holds, to release.
+    held_seq: Option<u64>,
 }
 
 impl<'a, T: Clone> BcastRecvCase<'a, T> {
@@ -1291,7 +1480,32 @@ impl<'a, T: Clone> BcastRecvCase<'a, T> {
             got: None,
             packet: BPacket::new(None),
             garbage: Vec::new(),
+            held: false,
+            held_seq: None,
         }
+    }
+
+    /// The value of a chosen extended guard, run through `f` while this reader
+    /// holds it, then released (also if `f` panics); or the poison. `None` if
+    /// not chosen.
+    pub(crate) fn run_with<R>(&mut self, f: impl FnOnce(T) -> R) -> Option<Result<R, RecvError>> {
+        let CaseState::Chosen { poisoned } = self.state else {
+            return None;
+        };
+        self.state = CaseState::Taken;
+        if poisoned {
+            return Some(Err(RecvError::Poisoned));
+        }
+        let v = self
+            .got
+            .take()
+            .or_else(|| self.packet.take())
+            .expect("a received value");
+        let _release = self.held_seq.take().map(|seq| Release {
+            raw: self.raw().0,
+            seq,
+        });
+        Some(Ok(f(own(v))))
     }
 
     /// The result, if this guard was chosen.
@@ -1325,7 +1539,15 @@ impl<'a, T> BcastRecvCase<'a, T> {
 
     /// Under the lock `g`: tries to take a value.
     fn try_with(&mut self, g: &mut State<T>, cap: usize, id: usize) -> bool {
-        if let Some(v) = g.take(cap, id, &mut self.garbage) {
+        let got = if self.held {
+            g.take_held(id).map(|(v, seq)| {
+                self.held_seq = Some(seq);
+                v
+            })
+        } else {
+            g.take(cap, id, &mut self.garbage)
+        };
+        if let Some(v) = got {
             self.got = Some(v);
             self.state = CaseState::Chosen { poisoned: false };
             return true;
@@ -1400,6 +1622,7 @@ unsafe impl<'a, T: Clone> Case for BcastRecvCase<'a, T> {
             token,
             packet,
             reader: id,
+            held: self.held,
         });
     }
 
@@ -1412,9 +1635,43 @@ unsafe impl<'a, T: Clone> Case for BcastRecvCase<'a, T> {
     }
 
     fn passive(&mut self, poisoned: bool) {
+        if self.held && !poisoned {
+            self.held_seq = Some(self.packet.seq());
+        }
         self.state = CaseState::Chosen { poisoned };
     }
 }
+
+impl<T> Drop for BcastRecvCase<'_, T> {
+    fn drop(&mut self) {
+        // A chosen extended guard whose value was never run through its closure
+        // (a panic between the alt and its arm): release it.
+        if let (Some(seq), Some((raw, _))) = (self.held_seq.take(), self.raw) {
+            drop(Release { raw, seq });
+        }
+    }
+}
+
+/// An extended receive guard on a broadcast reader end (`alt!`'s
+/// `recv_with(rx, f)`): when it is chosen, `f` runs on the value while the
+/// reader holds it (a rendezvous writer stays blocked until `f` returns, a
+/// buffered value keeps its place), as
+/// [`BroadcastReceiver::recv_with`] does.
+#[doc(hidden)]
+pub struct BcastRecvWithCase<'a, T, F> {
+    inner: BcastRecvCase<'a, T>,
+    f: Option<F>,
+}
+
+impl<'a, T: Clone, R, F: FnOnce(T) -> R> BcastRecvWithCase<'a, T, F> {
+    /// `f`'s result if this guard was chosen, or the poison.
+    pub fn into_chosen(mut self) -> Option<Result<R, RecvError>> {
+        let f = self.f.take().expect("hoare: an alt guard fired twice");
+        self.inner.run_with(f)
+    }
+}
+
+crate::alt::delegate_case!(['a, T: Clone, F] BcastRecvWithCase<'a, T, F>);
 
 /// A send guard on a broadcast's writer end. Its value lives in the case until
 /// it is sent (see [`into_unsent`](Self::into_unsent)).
@@ -1585,6 +1842,7 @@ unsafe impl<'a, T: Clone> Case for BcastSendCase<'a, T> {
             token,
             packet,
             reader: usize::MAX,
+            held: false,
         });
     }
 
