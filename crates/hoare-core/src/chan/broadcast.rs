@@ -162,8 +162,10 @@ struct Item<T> {
     value: Option<Shared<T>>,
     /// The readers that still have to take it.
     remaining: usize,
-    /// A rendezvous writer waiting for the last taker (its waiter and packet).
-    writer: Option<(*const Waiter, *const BPacket<T>)>,
+    /// A rendezvous writer waiting for the last taker: its waiter, the token it
+    /// is woken with, and its packet (where a reader's poison puts the value
+    /// back; null: the writer keeps a reference to the value itself).
+    writer: Option<(*const Waiter, usize, *const BPacket<T>)>,
 }
 
 /// What the broadcast's lock guards.
@@ -180,6 +182,10 @@ struct State<T> {
     /// Writers waiting for room.
     writers: VecDeque<BEntry<T>>,
     poisoned: bool,
+    /// The number of the first value a reader's poison discarded (`u64::MAX`:
+    /// none): a value below `head` was taken by every reader if it is below this,
+    /// discarded otherwise.
+    lost_from: u64,
     /// Lossy ([`broadcast_overwriting`]): a send to a full buffer drops the
     /// oldest value (readers that had not taken it skip it) instead of waiting.
     overwrite: bool,
@@ -296,10 +302,10 @@ impl<T> State<T> {
                 let item = self.items.pop_front().expect("a front item");
                 self.head += 1;
                 garbage.extend(item.value);
-                if let Some((w, _)) = item.writer {
+                if let Some((w, token, _)) = item.writer {
                     // SAFETY: the writer unhooks itself under the lock before it
                     // leaves its wait, so the waiter is live; it is woken once.
-                    unsafe { Waiter::try_wake(w, 0, false) };
+                    unsafe { Waiter::try_wake(w, token, false) };
                 }
             }
             if self.poisoned || !self.has_room(cap) {
@@ -461,6 +467,7 @@ impl<T> RawBroadcast<T> {
             readers: VecDeque::new(),
             writers: VecDeque::new(),
             poisoned: false,
+            lost_from: u64::MAX,
             overwrite,
         };
         let id = s.join();
@@ -528,9 +535,10 @@ impl<T> RawBroadcast<T> {
             self.poisoned.store(true, Ordering::Release);
             if reader {
                 let tail = g.tail();
+                g.lost_from = g.lost_from.min(g.head);
                 for item in std::mem::take(&mut g.items) {
                     match (item.writer, item.value) {
-                        (Some((w, p)), v) => {
+                        (Some((w, token, p)), v) => {
                             // SAFETY: the writer is live (it unhooks under the
                             // lock before it leaves); once claimed it does not
                             // touch its packet until `finish`. A failed claim: it
@@ -538,9 +546,10 @@ impl<T> RawBroadcast<T> {
                             // reads its packet only under this lock, after us:
                             // the value waits for it there.
                             unsafe {
-                                let claimed = (*w).try_claim(0);
-                                if let Some(v) = v {
-                                    BPacket::put_raw(p, v);
+                                let claimed = (*w).try_claim(token);
+                                match v {
+                                    Some(v) if !p.is_null() => BPacket::put_raw(p, v),
+                                    v => garbage.extend(v),
                                 }
                                 if claimed {
                                     Waiter::finish(w, true);
@@ -726,7 +735,7 @@ impl<T> Withdraw for HookSite<'_, T> {
         let mut g = self.raw.lock();
         if self.seq >= g.head && self.seq < g.tail() {
             let k = (self.seq - g.head) as usize;
-            if g.items[k].writer.is_some_and(|(w, _)| w == self.waiter) {
+            if g.items[k].writer.is_some_and(|(w, _, _)| w == self.waiter) {
                 g.items[k].writer = None;
             }
         }
@@ -761,7 +770,7 @@ impl<T: Clone> RawBroadcast<T> {
                     return Taken::All;
                 }
                 let k = (seq - g.head) as usize;
-                g.items[k].writer = Some((&waiter, &packet));
+                g.items[k].writer = Some((&waiter, 0, &packet));
             }
             let reg = Registration::new(
                 HookSite {
@@ -1682,6 +1691,12 @@ pub struct BcastSendCase<'a, T> {
     state: CaseState,
     packet: BPacket<T>,
     garbage: Garbage<T>,
+    /// A `Par`'s: once chosen on a rendezvous broadcast, it does not wait for
+    /// the takers (the `Par` waits for them in its later rounds, see
+    /// [`ParSend`]).
+    defer: bool,
+    /// A deferred guard's reference to its value (see [`ParSend`]).
+    kept_value: Option<Shared<T>>,
 }
 
 impl<'a, T: Clone> BcastSendCase<'a, T> {
@@ -1696,6 +1711,8 @@ impl<'a, T: Clone> BcastSendCase<'a, T> {
             state: CaseState::Open,
             packet: BPacket::new(v),
             garbage: Vec::new(),
+            defer: false,
+            kept_value: None,
         }
     }
 
@@ -1859,7 +1876,9 @@ unsafe impl<'a, T: Clone> Case for BcastSendCase<'a, T> {
 
     fn complete(&mut self) {
         if let CaseState::Decided(seq) = self.state {
-            self.after_push(seq);
+            if !self.deferred() {
+                self.after_push(seq);
+            }
         }
     }
 
@@ -1869,6 +1888,274 @@ unsafe impl<'a, T: Clone> Case for BcastSendCase<'a, T> {
             return;
         }
         let seq = self.packet.seq();
-        self.after_push(seq);
+        if self.deferred() {
+            self.state = CaseState::Decided(seq);
+        } else {
+            self.after_push(seq);
+        }
+    }
+}
+
+impl<T> BcastSendCase<'_, T> {
+    /// Whether a chosen guard leaves the wait for the takers to its `Par`.
+    fn deferred(&self) -> bool {
+        self.defer && self.raw.is_some_and(|r| r.cap == 0)
+    }
+}
+
+/// A `Par`'s send to a broadcast ([`Par::bcast_send`](crate::alt::Par::bcast_send)):
+/// first a send guard, which offers the value; then, on a rendezvous broadcast,
+/// a guard that is ready once every reader has taken it, so that the `Par`'s
+/// other communications go on meanwhile (a reader may wait for one of them
+/// before it takes the value).
+pub(crate) struct ParSend<'a, T> {
+    raw: &'a RawBroadcast<T>,
+    phase: ParPhase<'a, T>,
+}
+
+enum ParPhase<'a, T> {
+    Offer(BcastSendCase<'a, T>),
+    /// Offered as number `seq`; `kept` keeps the value, to give it back.
+    Await(TakersCase<'a, T>),
+    Done(Result<(), (SendFail, T)>),
+}
+
+impl<'a, T: Clone> ParSend<'a, T> {
+    pub(crate) fn new(tx: &'a BroadcastSender<T>, value: T) -> Self {
+        let raw = &*tx.raw;
+        Self {
+            raw,
+            phase: ParPhase::Offer(Self::offer(raw, ValueArc::new(value))),
+        }
+    }
+
+    fn offer(raw: &'a RawBroadcast<T>, v: Shared<T>) -> BcastSendCase<'a, T> {
+        let mut c = BcastSendCase::new(None);
+        c.raw = Some(raw);
+        c.defer = true;
+        c.kept_value = Some(v.clone());
+        c.packet = BPacket::new(Some(v));
+        c
+    }
+
+    /// A fresh case for the next round.
+    pub(crate) fn renew(&mut self) {
+        match &mut self.phase {
+            ParPhase::Offer(c) => {
+                debug_assert!(c.state == CaseState::Open);
+                let v = c
+                    .packet
+                    .take()
+                    .expect("hoare: a pending send keeps its value");
+                *c = Self::offer(self.raw, v);
+            }
+            ParPhase::Await(c) => {
+                c.lock = BLock::new();
+                c.state = CaseState::Open;
+            }
+            ParPhase::Done(_) => {}
+        }
+    }
+
+    pub(crate) fn case(&mut self) -> &mut (dyn Case + 'a) {
+        match &mut self.phase {
+            ParPhase::Offer(c) => c,
+            ParPhase::Await(c) => c,
+            ParPhase::Done(_) => panic!("hoare: a finished par branch has no case"),
+        }
+    }
+
+    /// Its case was chosen: whether the send has ended (else it now awaits its
+    /// takers).
+    pub(crate) fn chosen(&mut self) -> bool {
+        self.phase = match std::mem::replace(&mut self.phase, ParPhase::Done(Ok(()))) {
+            ParPhase::Offer(mut c) => match c.state {
+                CaseState::Decided(seq) => {
+                    let kept = c.kept();
+                    ParPhase::Await(TakersCase {
+                        raw: self.raw,
+                        seq,
+                        kept,
+                        lock: BLock::new(),
+                        state: CaseState::Open,
+                    })
+                }
+                _ => ParPhase::Done({
+                    c.kept_value = None;
+                    c.take_chosen()
+                        .expect("hoare: a chosen par send has a result")
+                        .map_err(|SendError(v)| (SendFail::Poisoned, v))
+                }),
+            },
+            ParPhase::Await(c) => {
+                let CaseState::Chosen { poisoned } = c.state else {
+                    panic!("hoare: a chosen par send has a result");
+                };
+                ParPhase::Done(if poisoned {
+                    Err((SendFail::Poisoned, c.value_back()))
+                } else {
+                    Ok(())
+                })
+            }
+            done => done,
+        };
+        matches!(self.phase, ParPhase::Done(_))
+    }
+
+    /// The deadline passed: a value not yet offered comes back; one offered and
+    /// not taken by every reader is withdrawn (see
+    /// [`BroadcastSender::send_deadline`]).
+    pub(crate) fn abandon(&mut self) {
+        self.phase = match std::mem::replace(&mut self.phase, ParPhase::Done(Ok(()))) {
+            ParPhase::Offer(mut c) => ParPhase::Done(Err((SendFail::Timeout, {
+                c.kept_value = None;
+                c.take_unsent()
+                    .expect("hoare: an abandoned send keeps its value")
+            }))),
+            ParPhase::Await(c) => {
+                let mut garbage = Vec::new();
+                let mut g = self.raw.lock();
+                let withdrawn = g.withdraw(self.raw.cap, c.seq, &mut garbage).is_some();
+                let lost = c.seq < g.head && c.seq >= g.lost_from;
+                drop(g);
+                drop(garbage);
+                ParPhase::Done(if withdrawn {
+                    Err((SendFail::Timeout, c.value_back()))
+                } else if lost {
+                    Err((SendFail::Poisoned, c.value_back()))
+                } else {
+                    Ok(())
+                })
+            }
+            done => done,
+        };
+    }
+
+    pub(crate) fn is_ok(&self) -> bool {
+        matches!(self.phase, ParPhase::Done(Ok(())))
+    }
+
+    pub(crate) fn result(self) -> Result<(), (SendFail, T)> {
+        match self.phase {
+            ParPhase::Done(r) => r,
+            _ => panic!("hoare: a par branch without a result"),
+        }
+    }
+}
+
+impl<T: Clone> BcastSendCase<'_, T> {
+    /// A deferred guard that pushed its value: a reference to it, to give it back
+    /// if the takers do not all take it.
+    fn kept(&mut self) -> Shared<T> {
+        self.state = CaseState::Taken;
+        self.kept_value
+            .take()
+            .expect("a deferred guard keeps its value")
+    }
+}
+
+/// The second half of a [`ParSend`] on a rendezvous broadcast: ready once value
+/// `seq` has been taken by every reader, or discarded by a reader's poison.
+struct TakersCase<'a, T> {
+    raw: &'a RawBroadcast<T>,
+    seq: u64,
+    kept: Shared<T>,
+    lock: BLock<'a, T>,
+    state: CaseState,
+}
+
+impl<T: Clone> TakersCase<'_, T> {
+    fn value_back(self) -> T {
+        own(self.kept)
+    }
+
+    fn check(&mut self, g: &State<T>) -> bool {
+        if self.seq >= g.head {
+            return false;
+        }
+        self.state = CaseState::Chosen {
+            poisoned: self.seq >= g.lost_from,
+        };
+        true
+    }
+}
+
+// SAFETY: as for `BcastRecvCase`.
+unsafe impl<'a, T: Clone> Case for TakersCase<'a, T> {
+    fn kind(&self) -> Kind {
+        Kind::Chan
+    }
+
+    fn addr(&self) -> usize {
+        self.raw.addr()
+    }
+
+    fn guard(&self) -> Option<crate::wait::Guard> {
+        Some(crate::wait::Guard::Chan {
+            op: "send",
+            chan: self.raw.object(),
+        })
+    }
+
+    fn try_alone(&mut self) -> bool {
+        let g = self.raw.lock();
+        self.check(&g)
+    }
+
+    fn lock_own(&mut self) {
+        self.lock.own = Some(self.raw.lock());
+        self.lock.shared = ptr::null_mut();
+    }
+
+    fn lock_slot(&mut self) -> *mut () {
+        &mut self.lock.own as *mut Option<SpinGuard<'a, State<T>>> as *mut ()
+    }
+
+    unsafe fn lock_shared(&mut self, slot: *mut ()) {
+        self.lock.shared = slot as *mut Option<SpinGuard<'a, State<T>>>;
+    }
+
+    fn unlock(&mut self) {
+        self.lock.own = None;
+        self.lock.shared = ptr::null_mut();
+    }
+
+    fn try_locked(&mut self) -> bool {
+        let g: *const State<T> = self.lock.get();
+        // SAFETY: the lock is held until `unlock`; `check` does not touch
+        // `self.lock`.
+        self.check(unsafe { &*g })
+    }
+
+    unsafe fn register(&mut self, waiter: *const Waiter, token: usize) {
+        let seq = self.seq;
+        let g = self.lock.get();
+        // `try_locked` found the value there under this same lock.
+        let k = (seq - g.head) as usize;
+        g.items[k].writer = Some((waiter, token, ptr::null()));
+    }
+
+    fn unregister(&mut self, waiter: *const Waiter) {
+        let mut g = self.raw.lock();
+        unhook(&mut g, self.seq, waiter);
+    }
+
+    fn unregister_locked(&mut self, waiter: *const Waiter) {
+        let seq = self.seq;
+        unhook(self.lock.get(), seq, waiter);
+    }
+
+    fn passive(&mut self, poisoned: bool) {
+        self.state = CaseState::Chosen { poisoned };
+    }
+}
+
+/// Unhooks `waiter` from value `seq`, if it is still hooked there.
+fn unhook<T>(g: &mut State<T>, seq: u64, waiter: *const Waiter) {
+    if seq >= g.head && seq < g.tail() {
+        let k = (seq - g.head) as usize;
+        if g.items[k].writer.is_some_and(|(w, _, _)| w == waiter) {
+            g.items[k].writer = None;
+        }
     }
 }
