@@ -186,6 +186,10 @@ struct State<T> {
     /// none): a value below `head` was taken by every reader if it is below this,
     /// discarded otherwise.
     lost_from: u64,
+    /// The rendezvous value a reader's poison discarded before its writer hooked
+    /// itself on it (between its push and its wait for the takers), with its
+    /// number: left for that writer to take back.
+    orphan: Option<(u64, Shared<T>)>,
     /// Lossy ([`broadcast_overwriting`]): a send to a full buffer drops the
     /// oldest value (readers that had not taken it skip it) instead of waiting.
     overwrite: bool,
@@ -468,6 +472,7 @@ impl<T> RawBroadcast<T> {
             writers: VecDeque::new(),
             poisoned: false,
             lost_from: u64::MAX,
+            orphan: None,
             overwrite,
         };
         let id = s.join();
@@ -536,7 +541,10 @@ impl<T> RawBroadcast<T> {
             if reader {
                 let tail = g.tail();
                 g.lost_from = g.lost_from.min(g.head);
+                let mut seq = g.head;
+                let cap = self.cap;
                 for item in std::mem::take(&mut g.items) {
+                    seq += 1;
                     match (item.writer, item.value) {
                         (Some((w, token, p)), v) => {
                             // SAFETY: the writer is live (it unhooks under the
@@ -555,6 +563,10 @@ impl<T> RawBroadcast<T> {
                                     Waiter::finish(w, true);
                                 }
                             }
+                        }
+                        (None, Some(v)) if cap == 0 => {
+                            garbage.extend(g.orphan.take().map(|(_, v)| v));
+                            g.orphan = Some((seq - 1, v));
                         }
                         (None, v) => garbage.extend(v),
                     }
@@ -767,7 +779,12 @@ impl<T: Clone> RawBroadcast<T> {
             {
                 let mut g = self.lock();
                 if seq < g.head || seq >= g.tail() {
-                    return Taken::All;
+                    // Taken by all; or discarded by a reader's poison before we
+                    // hooked ourselves on it, which left it for us.
+                    return match g.orphan.take_if(|(s, _)| *s == seq) {
+                        Some((_, v)) => Taken::Poisoned(own(v)),
+                        None => Taken::All,
+                    };
                 }
                 let k = (seq - g.head) as usize;
                 g.items[k].writer = Some((&waiter, 0, &packet));
