@@ -327,7 +327,8 @@ impl<'a, R> Alt<'a, R> {
     }
 
     /// Sets the precondition of the **next** guard added: with `false` it is never
-    /// chosen (its channels are not even looked at). A replicated guard's
+    /// chosen (its channels are not even looked at; a send guard keeps its value
+    /// for [`take_unsent`](Self::take_unsent)). A replicated guard's
     /// precondition covers all its elements.
     pub fn when(&mut self, cond: bool) -> &mut Self {
         self.cond = cond;
