@@ -874,36 +874,18 @@ impl<T: Clone> RawBroadcast<T> {
                 park::spend_budget();
                 return Err((SendFail::Full, own(v)));
             };
-            let r = park::with_current(|p| {
-                let waiter = Waiter::new(p.unparker()).on(self.wait_on(true));
-                let mut packet = BPacket::new(Some(v));
-                g.writers.push_back(BEntry {
-                    waiter: &waiter,
-                    token: 0,
-                    packet: &packet,
-                    reader: usize::MAX,
-                    held: false,
-                });
-                drop(g);
-                let reg = Registration::new(
-                    QueueSite {
-                        raw: self,
-                        waiter: &waiter,
-                    },
-                    &waiter,
-                );
-                let out = waiter.wait_as(p, deadline);
-                drop(reg);
-                let why = match out {
-                    Outcome::Done {
-                        poisoned: false, ..
-                    } => return Ok(packet.seq()),
-                    Outcome::Aborted { token } if token != CANCELLED => SendFail::Timeout,
-                    _ => SendFail::Poisoned,
-                };
-                Err((why, own(packet.take().expect("an unsent value"))))
-            });
-            r?
+            let (out, back, seq) = self.wait_queued(g, None, Some(v), deadline);
+            let why = match out {
+                Outcome::Done {
+                    poisoned: false, ..
+                } => None,
+                Outcome::Aborted { token } if token != CANCELLED => Some(SendFail::Timeout),
+                _ => Some(SendFail::Poisoned),
+            };
+            if let Some(why) = why {
+                return Err((why, own(back.expect("an unsent value"))));
+            }
+            seq
         };
         drop(garbage);
         match self.await_takers(seq, deadline.flatten()) {
@@ -947,16 +929,46 @@ impl<T: Clone> RawBroadcast<T> {
             park::spend_budget();
             return Err(RecvFailure::Empty);
         };
+        let (out, got, seq) = self.wait_queued(g, Some((id, held)), None, deadline);
+        match out {
+            Outcome::Done {
+                poisoned: false, ..
+            } => Ok((got.expect("a received value"), seq)),
+            Outcome::Done { poisoned: true, .. } | Outcome::Aborted { token: CANCELLED } => {
+                Err(RecvFailure::Poisoned)
+            }
+            Outcome::Aborted { .. } => Err(RecvFailure::Timeout),
+        }
+    }
+
+    /// Waits in a queue of `g` (whose lock the caller holds; released once
+    /// registered) until the wait is committed or `deadline` passes: a writer's
+    /// (`reader` `None`) with `value` to be moved in, or reader `id`'s
+    /// (`reader` `Some((id, held))`). Returns how the wait ended, what the
+    /// packet holds then (the unsent value, or the received one) and the number
+    /// of the value sent or received.
+    fn wait_queued(
+        &self,
+        mut g: SpinGuard<'_, State<T>>,
+        reader: Option<(usize, bool)>,
+        value: Option<Shared<T>>,
+        deadline: Option<Instant>,
+    ) -> (Outcome, Option<Shared<T>>, u64) {
         park::with_current(|p| {
-            let waiter = Waiter::new(p.unparker()).on(self.wait_on(false));
-            let mut packet = BPacket::new(None);
-            g.readers.push_back(BEntry {
+            let waiter = Waiter::new(p.unparker()).on(self.wait_on(reader.is_none()));
+            let mut packet = BPacket::new(value);
+            let entry = BEntry {
                 waiter: &waiter,
                 token: 0,
                 packet: &packet,
-                reader: id,
-                held,
-            });
+                reader: reader.map_or(usize::MAX, |(id, _)| id),
+                held: reader.is_some_and(|(_, held)| held),
+            };
+            if reader.is_some() {
+                g.readers.push_back(entry);
+            } else {
+                g.writers.push_back(entry);
+            }
             drop(g);
             let reg = Registration::new(
                 QueueSite {
@@ -967,18 +979,8 @@ impl<T: Clone> RawBroadcast<T> {
             );
             let out = waiter.wait_as(p, deadline);
             drop(reg);
-            match out {
-                Outcome::Done {
-                    poisoned: false, ..
-                } => {
-                    let seq = packet.seq();
-                    Ok((packet.take().expect("a received value"), seq))
-                }
-                Outcome::Done { poisoned: true, .. } | Outcome::Aborted { token: CANCELLED } => {
-                    Err(RecvFailure::Poisoned)
-                }
-                Outcome::Aborted { .. } => Err(RecvFailure::Timeout),
-            }
+            let seq = packet.seq();
+            (out, packet.take(), seq)
         })
     }
 
