@@ -143,6 +143,29 @@ impl<'a, T: Clone, R, F: FnOnce(Result<T, RecvError>) -> R> Guard<'a, R>
     }
 }
 
+struct BcastRecvWithGuard<'a, T, F> {
+    case: BcastRecvCase<'a, T>,
+    f: Option<F>,
+}
+
+impl<'a, T: Clone, R, F: FnOnce(Result<T, RecvError>) -> R> Guard<'a, R>
+    for BcastRecvWithGuard<'a, T, F>
+{
+    fn push_cases<'s>(&'s mut self, out: &mut Vec<&'s mut (dyn Case + 'a)>) {
+        out.push(&mut self.case);
+    }
+    fn finish(&mut self, _element: usize) -> R {
+        let mut f = self.f.take();
+        let mut take = || f.take().expect("hoare: an Alt guard fired twice");
+        // The handler runs while the reader holds the value; on poison, after.
+        match self.case.run_with(|v| take()(Ok(v))) {
+            Some(Ok(r)) => r,
+            Some(Err(e)) => take()(Err(e)),
+            None => panic!("hoare: the chosen receive guard has no result"),
+        }
+    }
+}
+
 struct BcastSendGuard<'a, T, F> {
     case: BcastSendCase<'a, T>,
     f: Option<F>,
@@ -213,6 +236,16 @@ impl<'a, R, F: FnOnce() -> R> Guard<'a, R> for BarrierGuard<'a, F> {
     }
 }
 
+/// A send guard of `value` on `chan`; disabled (`!on`), it keeps the value for
+/// [`Alt::take_unsent`].
+fn send_case<T>(on: bool, chan: &crate::chan::RawChan<T>, value: T) -> SendCase<'_, T> {
+    if on {
+        SendCase::new(Some((chan, value)))
+    } else {
+        SendCase::disabled(value)
+    }
+}
+
 static NEXT_ALT_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Alternation over a set of guards built at run time, each with a handler that
@@ -226,9 +259,11 @@ static NEXT_ALT_ID: AtomicU64 = AtomicU64::new(1);
 /// [`alt!`](crate::alt!) macro does not.
 ///
 /// The values of send guards belong to the builder: a value that was not sent
-/// (its guard was not chosen) can be taken back with
-/// [`take_unsent`](Alt::take_unsent) after the selection; otherwise it is dropped
-/// with the builder.
+/// can be taken back with [`take_unsent`](Alt::take_unsent) after the selection,
+/// whichever way its guard was not taken (its precondition was false, another
+/// guard or a timeout was chosen); otherwise it is dropped with the builder. A
+/// chosen send guard that found its channel poisoned hands the value to its
+/// handler, in the `SendError`.
 ///
 /// ```
 /// use hoare_core::alt::Alt;
@@ -292,7 +327,8 @@ impl<'a, R> Alt<'a, R> {
     }
 
     /// Sets the precondition of the **next** guard added: with `false` it is never
-    /// chosen (its channels are not even looked at). A replicated guard's
+    /// chosen (its channels are not even looked at; a send guard keeps its value
+    /// for [`take_unsent`](Self::take_unsent)). A replicated guard's
     /// precondition covers all its elements.
     pub fn when(&mut self, cond: bool) -> &mut Self {
         self.cond = cond;
@@ -374,7 +410,7 @@ impl<'a, R> Alt<'a, R> {
     ) -> SendKey<T> {
         let on = self.take_cond();
         let g = SendGuard {
-            cases: vec![SendCase::new(Some((tx.raw(), value)).filter(|_| on))],
+            cases: vec![send_case(on, tx.raw(), value)],
             f: Some(move |_: usize, r| f(r)),
         };
         let guard = self.push(Box::new(g), 1);
@@ -394,7 +430,7 @@ impl<'a, R> Alt<'a, R> {
         let on = self.take_cond();
         let cases: Vec<_> = items
             .into_iter()
-            .map(|(tx, v)| SendCase::new(Some((tx.raw(), v)).filter(|_| on)))
+            .map(|(tx, v)| send_case(on, tx.raw(), v))
             .collect();
         let n = cases.len();
         let guard = self.push(Box::new(SendGuard { cases, f: Some(f) }), n);
@@ -470,6 +506,36 @@ impl<'a, R> Alt<'a, R> {
         self
     }
 
+    /// An extended receive guard on a broadcast reader end: when it is chosen,
+    /// `f` runs on the value while the reader holds it (a rendezvous writer stays
+    /// blocked, a buffered value keeps its place, see
+    /// [`BroadcastReceiver::recv_with`]); on poison it gets the poison.
+    ///
+    /// ```
+    /// use hoare_core::alt::Alt;
+    /// use hoare_core::chan::broadcast;
+    ///
+    /// let (tx, rx) = broadcast::<u32>();
+    /// let w = std::thread::spawn(move || tx.send(4));
+    /// let mut alt = Alt::new();
+    /// alt.bcast_recv_with(&rx, |v| v.map(|v| v * 10)); // the writer waits until this returns
+    /// assert_eq!(alt.select().output, Ok(40));
+    /// assert!(w.join().unwrap().is_ok());
+    /// ```
+    pub fn bcast_recv_with<T: Clone + 'a>(
+        &mut self,
+        rx: &'a BroadcastReceiver<T>,
+        f: impl FnOnce(Result<T, RecvError>) -> R + 'a,
+    ) -> &mut Self {
+        let on = self.take_cond();
+        let g = BcastRecvWithGuard {
+            case: rx.__alt_held_recv_case(on),
+            f: Some(f),
+        };
+        self.push(Box::new(g), 1);
+        self
+    }
+
     /// A send guard of `value` on a broadcast's writer
     /// ([`BroadcastSender`](crate::chan::BroadcastSender)): ready when the broadcast
     /// has room (rendezvous: the previous value was taken by every reader); once
@@ -495,7 +561,11 @@ impl<'a, R> Alt<'a, R> {
     ) -> SendKey<T> {
         let on = self.take_cond();
         let g = BcastSendGuard {
-            case: tx.__alt_send_case(Some(value).filter(|_| on)),
+            case: if on {
+                tx.__alt_send_case(Some(value))
+            } else {
+                BcastSendCase::disabled(value)
+            },
             f: Some(f),
         };
         let guard = self.push(Box::new(g), 1);
@@ -631,8 +701,25 @@ impl<'a, R> Alt<'a, R> {
     }
 
     /// Takes back the value of element `element` (0 for a plain send guard) of the
-    /// send guard `key`, if it was not sent. `None` if it was sent, was taken
-    /// already, or the element does not exist.
+    /// send guard `key`, if it was not sent: its guard was disabled by its
+    /// precondition, or not chosen (another guard, a timeout or a skip was). `None`
+    /// if it was sent, was handed to the handler (poison), was taken already, or
+    /// the element does not exist.
+    ///
+    /// ```
+    /// use hoare_core::alt::Alt;
+    /// use hoare_core::chan::one2one;
+    /// use std::time::Duration;
+    ///
+    /// let (tx, _rx) = one2one::<String>();
+    /// let mut alt = Alt::new();
+    /// let off = alt.when(false).send(&tx, "disabled".into(), |_| "sent");
+    /// let idle = alt.send(&tx, "nobody reads".into(), |_| "sent");
+    /// alt.timeout(Duration::from_millis(1), || "timeout");
+    /// assert_eq!(alt.select().output, "timeout");
+    /// assert_eq!(alt.take_unsent(off, 0).as_deref(), Some("disabled"));
+    /// assert_eq!(alt.take_unsent(idle, 0).as_deref(), Some("nobody reads"));
+    /// ```
     ///
     /// # Panics
     /// If `key` belongs to another alt.

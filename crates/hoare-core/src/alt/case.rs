@@ -102,6 +102,69 @@ pub unsafe trait Case {
     }
 }
 
+/// Implements [`Case`] for a wrapper type by forwarding every method to its
+/// `inner` case.
+macro_rules! delegate_case {
+    ([$($g:tt)*] $ty:ty) => {
+        // SAFETY: every method is the inner case's, which keeps `Case`'s contract
+        // (the address and the lock slot are the inner case's own).
+        unsafe impl<$($g)*> $crate::alt::Case for $ty {
+            #[inline]
+            fn kind(&self) -> $crate::alt::Kind {
+                self.inner.kind()
+            }
+            #[inline]
+            fn addr(&self) -> usize {
+                self.inner.addr()
+            }
+            #[inline]
+            fn try_alone(&mut self) -> bool {
+                self.inner.try_alone()
+            }
+            #[inline]
+            fn lock_own(&mut self) {
+                self.inner.lock_own()
+            }
+            fn lock_slot(&mut self) -> *mut () {
+                self.inner.lock_slot()
+            }
+            unsafe fn lock_shared(&mut self, slot: *mut ()) {
+                // SAFETY: forwarded from the caller.
+                unsafe { self.inner.lock_shared(slot) }
+            }
+            #[inline]
+            fn unlock(&mut self) {
+                self.inner.unlock()
+            }
+            #[inline]
+            fn try_locked(&mut self) -> bool {
+                self.inner.try_locked()
+            }
+            unsafe fn register(&mut self, waiter: *const $crate::waiter::Waiter, token: usize) {
+                // SAFETY: forwarded from the caller (the inner case lives in this one).
+                unsafe { self.inner.register(waiter, token) }
+            }
+            fn unregister(&mut self, waiter: *const $crate::waiter::Waiter) {
+                self.inner.unregister(waiter)
+            }
+            fn unregister_locked(&mut self, waiter: *const $crate::waiter::Waiter) {
+                self.inner.unregister_locked(waiter)
+            }
+            #[inline]
+            fn complete(&mut self) {
+                self.inner.complete()
+            }
+            fn passive(&mut self, poisoned: bool) {
+                self.inner.passive(poisoned)
+            }
+            fn guard(&self) -> Option<$crate::wait::Guard> {
+                self.inner.guard()
+            }
+        }
+    };
+}
+pub(crate) use delegate_case;
+
 /// The lock a channel case uses: its own, or another case's (same channel).
 struct LockRef<'a, T> {
     own: Option<SelectLock<'a, T>>,
@@ -330,6 +393,13 @@ impl<'a, T> SendCase<'a, T> {
         }
     }
 
+    /// A send guard whose precondition is false: never chosen, its channel never
+    /// touched, but it keeps `value` for [`take_unsent`](Self::take_unsent).
+    #[inline]
+    pub(crate) fn disabled(value: T) -> Self {
+        Self::with(None, Packet::with_value(value))
+    }
+
     /// The result, if this guard was chosen (consumes the case; the unsent value
     /// is dropped).
     #[inline]
@@ -467,6 +537,67 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
         self.state = State::Chosen { poisoned };
     }
 }
+
+/// A send guard (on a channel or a broadcast) whose value can come back: the
+/// cases [`SendFromCase`] wraps.
+#[doc(hidden)]
+pub trait SendGuardCase<T>: Case {
+    /// The result, if this guard was chosen (asking again gives `None`).
+    fn take_chosen_send(&mut self) -> Option<Result<(), SendError<T>>>;
+    /// The value, if it was not sent (nor handed back in a poison error).
+    fn take_unsent_value(&mut self) -> Option<T>;
+}
+
+impl<'a, T> SendGuardCase<T> for SendCase<'a, T> {
+    fn take_chosen_send(&mut self) -> Option<Result<(), SendError<T>>> {
+        chosen(self)
+    }
+    fn take_unsent_value(&mut self) -> Option<T> {
+        self.take_unsent()
+    }
+}
+
+/// The `send_from(tx, &mut slot)` guard of [`alt!`](crate::alt!): a send guard
+/// whose value is taken out of `slot` (an `Option<T>`) when the alt starts, if
+/// its precondition holds and the slot holds a value, and is put back into the
+/// slot if the guard is not chosen (another guard, a timeout, a skip; also if
+/// the alt unwinds). A disabled guard leaves the slot alone. On poison the value
+/// comes back in the guard's `SendError`, as for every send.
+#[doc(hidden)]
+pub struct SendFromCase<'s, C: SendGuardCase<T>, T> {
+    inner: C,
+    slot: &'s mut Option<T>,
+}
+
+impl<'s, C: SendGuardCase<T>, T> SendFromCase<'s, C, T> {
+    /// Takes the value out of `slot` if `on`, and makes the inner case with it
+    /// (`make(None)`: a disabled guard).
+    #[inline]
+    pub fn new(slot: &'s mut Option<T>, on: bool, make: impl FnOnce(Option<T>) -> C) -> Self {
+        let v = if on { slot.take() } else { None };
+        Self {
+            inner: make(v),
+            slot,
+        }
+    }
+
+    /// The result, if this guard was chosen; an unsent value goes back to the
+    /// slot (when this case is dropped).
+    #[inline]
+    pub fn into_chosen(mut self) -> Option<Result<(), SendError<T>>> {
+        self.inner.take_chosen_send()
+    }
+}
+
+impl<C: SendGuardCase<T>, T> Drop for SendFromCase<'_, C, T> {
+    fn drop(&mut self) {
+        if let Some(v) = self.inner.take_unsent_value() {
+            *self.slot = Some(v);
+        }
+    }
+}
+
+delegate_case!(['s, C: SendGuardCase<T>, T] SendFromCase<'s, C, T>);
 
 /// Where an [`ExtRecvCase`] stands.
 enum ExtState<T> {

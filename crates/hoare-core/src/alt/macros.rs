@@ -10,7 +10,8 @@
 ///     recv(rx) if cond -> v => body,       // with a precondition
 ///     recv(rx) => body,                    // value dropped
 ///     recv_with(rx, f) -> r => body,       // extended: r = Ok(f(value)), run with the writer held
-///     send(tx, value) -> r => body,        // r: Result<(), SendError<T>>
+///     send(tx, value) -> r => body,        // r: Result<(), SendError<T>>; unsent: dropped
+///     send_from(tx, &mut slot) -> r => body, // slot: Option<T>; unsent: back in the slot
 ///     after(timer) => body,                // any Timer: Duration, Instant, Egg, Date, &mut Repeat
 ///     skip => body,                        // only if no other guard is ready
 ///     barrier(&mut end) => body,           // an AltingBarrierEnd
@@ -105,6 +106,9 @@ macro_rules! __alt_parse {
     (@parse $mode:tt $arms:tt ($id:ident $($ids:ident)*) recv_with ($rx:expr, $f:expr $(,)?) $($rest:tt)*) => {
         $crate::__alt_parse!(@cond $mode $arms ($($ids)*) (recv_with $id ($rx, $f)) $($rest)*)
     };
+    (@parse $mode:tt $arms:tt ($id:ident $($ids:ident)*) send_from ($tx:expr, $slot:expr $(,)?) $($rest:tt)*) => {
+        $crate::__alt_parse!(@cond $mode $arms ($($ids)*) (send_from $id ($tx, $slot)) $($rest)*)
+    };
     (@parse $mode:tt $arms:tt ($id:ident $($ids:ident)*) send ($tx:expr, $v:expr $(,)?) $($rest:tt)*) => {
         $crate::__alt_parse!(@cond $mode $arms ($($ids)*) (send $id ($tx, $v)) $($rest)*)
     };
@@ -119,7 +123,7 @@ macro_rules! __alt_parse {
     };
     (@parse $mode:tt $arms:tt $ids:tt $($rest:tt)+) => {
         ::core::compile_error!(::core::concat!(
-            "alt!: expected a guard: `recv(rx)`, `recv_with(rx, f)`, `send(tx, value)`, `after(timer)`, `barrier(end)` or `skip`, found `",
+            "alt!: expected a guard: `recv(rx)`, `recv_with(rx, f)`, `send(tx, value)`, `send_from(tx, slot)`, `after(timer)`, `barrier(end)` or `skip`, found `",
             ::core::stringify!($($rest)+), "`"
         ))
     };
@@ -198,20 +202,18 @@ macro_rules! __alt_case {
         $rx.__alt_recv_case($crate::alt::__enabled $cond)
     };
     (recv_with ($rx:expr, $f:expr) $cond:tt) => {
-        $crate::alt::ExtRecvCase::new(
-            if $crate::alt::__enabled $cond {
-                ::core::option::Option::Some($rx.raw())
-            } else {
-                ::core::option::Option::None
-            },
-            $f,
-        )
+        $rx.__alt_recv_with_case($crate::alt::__enabled $cond, $f)
     };
     (send ($tx:expr, $v:expr) $cond:tt) => {
         $tx.__alt_send_case(if $crate::alt::__enabled $cond {
             ::core::option::Option::Some($v)
         } else {
             ::core::option::Option::None
+        })
+    };
+    (send_from ($tx:expr, $slot:expr) $cond:tt) => {
+        $crate::alt::SendFromCase::new($slot, $crate::alt::__enabled $cond, |__alt_v| {
+            $tx.__alt_send_case(__alt_v)
         })
     };
     (after ($t:expr) $cond:tt) => {

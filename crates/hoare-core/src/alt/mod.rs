@@ -53,6 +53,7 @@
 //!     recv_with(rx, |v| expr) -> r => body, // extended rendezvous: r = Ok(expr), see below
 //!     send(tx, value) -> r => body,        // r: Result<(), SendError<T>>
 //!     send(tx, value) if cond => body,
+//!     send_from(tx, &mut slot) -> r => body, // slot: Option<T>, see below
 //!     after(timer) => body,                // timer: Duration, Instant, Egg, Date, &mut Repeat…
 //!     after(timer) if cond => body,
 //!     skip => body,
@@ -61,13 +62,45 @@
 //!     barrier(&mut end) if cond => body,
 //! }
 //! ```
+//! Broadcast ends ([`BroadcastReceiver`](crate::chan::BroadcastReceiver),
+//! [`BroadcastSender`](crate::chan::BroadcastSender)) go in `recv`, `recv_with`,
+//! `send` and `send_from` guards like channel ends.
+//!
 //! `-> pattern` takes any irrefutable pattern. A body is an expression followed by
 //! a comma, or a block (comma optional); all bodies have the same type, which is
 //! the macro's. `rx`/`tx` are places holding a [`Receiver`](crate::chan::Receiver)
-//! or a [`Sender`](crate::chan::Sender) (or references to them). A send guard's
+//! or a [`Sender`](crate::chan::Sender) (or references to them). A `send` guard's
 //! value is evaluated when the alt starts (only if its precondition holds) and is
-//! **dropped if another guard is chosen**; use the [`Alt`] builder to get unsent
-//! values back.
+//! **dropped if another guard is chosen**. To keep it, offer it from a slot:
+//! `send_from(tx, &mut slot)` (`slot: Option<T>`, on a channel's or a
+//! broadcast's writer) is enabled when its precondition holds and the slot holds
+//! a value; the value leaves the slot when the alt starts and is back in it
+//! before any arm's body runs, whichever way the guard was not taken (another
+//! guard, a timeout or a skip chosen; a disabled guard never touches the slot).
+//! On poison it comes back in `r`'s `SendError`, as for every send. The
+//! [`Alt`] builder gives unsent values back with [`Alt::take_unsent`].
+//!
+//! ```
+//! use hoare_core::alt;
+//! use hoare_core::chan::{one2one, Channel};
+//! use std::time::Duration;
+//!
+//! let (out, _nobody_reads) = one2one::<String>();
+//! let (in_tx, input) = Channel::builder().bounded(1).one2one::<u32>();
+//! in_tx.send(1).unwrap();
+//! let mut pending = Some("result".to_string());
+//! let got = alt! {
+//!     send_from(out, &mut pending) -> r => { r.unwrap(); None }
+//!     recv(input) -> v => v.ok(),
+//! };
+//! assert_eq!(got, Some(1));
+//! assert_eq!(pending.as_deref(), Some("result")); // not sent: still ours
+//! let timed_out = alt! {
+//!     send_from(out, &mut pending) => false,
+//!     after(Duration::from_millis(1)) => true,
+//! };
+//! assert!(timed_out && pending.is_some());
+//! ```
 //!
 //! ```
 //! use hoare_core::alt;
@@ -196,6 +229,7 @@ mod any;
 pub mod barrier;
 mod builder;
 mod case;
+pub(crate) use case::delegate_case;
 mod engine;
 mod macros;
 mod par;
@@ -207,7 +241,9 @@ pub use barrier::BarrierCase;
 pub use barrier::{AltingBarrier, AltingBarrierEnd};
 pub use builder::{fair_recv_any, recv_any, Alt, Fired, SendKey};
 #[doc(hidden)]
-pub use case::{Case, ExtRecvCase, Kind, RecvCase, SendCase, SkipCase, TimeoutCase};
+pub use case::{
+    Case, ExtRecvCase, Kind, RecvCase, SendCase, SendFromCase, SendGuardCase, SkipCase, TimeoutCase,
+};
 #[doc(hidden)]
 pub use engine::select as __select;
 pub use par::{par_recv, par_send, Par};

@@ -9,8 +9,11 @@
 //! whose partners are all waiting costs one channel lock per communication.
 
 use super::case::{Case, RecvCase, SendCase, TimeoutCase};
+use crate::chan::broadcast::{BcastRecvCase, ParSend};
+use crate::chan::error::SendFail;
 use crate::chan::{
-    RawChan, Receiver, RecvError, RecvTimeoutError, SendError, SendTimeoutError, Sender, Sharing,
+    BroadcastReceiver, BroadcastSender, RawChan, Receiver, RecvError, RecvTimeoutError, SendError,
+    SendTimeoutError, Sender, Sharing,
 };
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -20,8 +23,10 @@ trait Branch<'a> {
     /// A fresh case for the next round (a send's value moves into it).
     fn renew(&mut self);
     fn case(&mut self) -> &mut (dyn Case + 'a);
-    /// Its case was chosen: records the result.
-    fn chosen(&mut self);
+    /// Its case was chosen: records the result. Whether the communication has
+    /// ended (`false`: it goes on in the next rounds, a rendezvous broadcast's
+    /// send waiting for its takers).
+    fn chosen(&mut self) -> bool;
     /// The deadline passed: records the timeout.
     fn abandon(&mut self);
     /// Whether it completed.
@@ -44,12 +49,13 @@ impl<'a, T, F: FnOnce(Result<T, RecvTimeoutError>)> Branch<'a> for RecvBranch<'a
     fn case(&mut self) -> &mut (dyn Case + 'a) {
         &mut self.case
     }
-    fn chosen(&mut self) {
+    fn chosen(&mut self) -> bool {
         self.result = Some(
             self.case
                 .take_result()
                 .map_err(|RecvError::Poisoned| RecvTimeoutError::Poisoned),
         );
+        true
     }
     fn abandon(&mut self) {
         self.result = Some(Err(RecvTimeoutError::Timeout));
@@ -81,12 +87,13 @@ impl<'a, T, F: FnOnce(Result<(), SendTimeoutError<T>>)> Branch<'a> for SendBranc
     fn case(&mut self) -> &mut (dyn Case + 'a) {
         &mut self.case
     }
-    fn chosen(&mut self) {
+    fn chosen(&mut self) -> bool {
         self.result = Some(
             self.case
                 .take_result()
                 .map_err(|SendError(v)| SendTimeoutError::Poisoned(v)),
         );
+        true
     }
     fn abandon(&mut self) {
         let v = self
@@ -101,6 +108,75 @@ impl<'a, T, F: FnOnce(Result<(), SendTimeoutError<T>>)> Branch<'a> for SendBranc
     fn finish(self: Box<Self>) {
         let me = *self;
         (me.f)(me.result.expect("hoare: a par branch without a result"));
+    }
+}
+
+struct BcastRecvBranch<'a, T, F> {
+    rx: &'a BroadcastReceiver<T>,
+    case: BcastRecvCase<'a, T>,
+    result: Option<Result<T, RecvTimeoutError>>,
+    f: F,
+}
+
+impl<'a, T: Clone, F: FnOnce(Result<T, RecvTimeoutError>)> Branch<'a>
+    for BcastRecvBranch<'a, T, F>
+{
+    fn renew(&mut self) {
+        self.case = self.rx.__alt_recv_case(true);
+    }
+    fn case(&mut self) -> &mut (dyn Case + 'a) {
+        &mut self.case
+    }
+    fn chosen(&mut self) -> bool {
+        self.result = Some(
+            self.case
+                .take_chosen()
+                .expect("hoare: a chosen par receive has a result")
+                .map_err(|RecvError::Poisoned| RecvTimeoutError::Poisoned),
+        );
+        true
+    }
+    fn abandon(&mut self) {
+        self.result = Some(Err(RecvTimeoutError::Timeout));
+    }
+    fn ok(&self) -> bool {
+        matches!(self.result, Some(Ok(_)))
+    }
+    fn finish(self: Box<Self>) {
+        let me = *self;
+        (me.f)(me.result.expect("hoare: a par branch without a result"));
+    }
+}
+
+struct BcastSendBranch<'a, T, F> {
+    send: ParSend<'a, T>,
+    f: F,
+}
+
+impl<'a, T: Clone, F: FnOnce(Result<(), SendTimeoutError<T>>)> Branch<'a>
+    for BcastSendBranch<'a, T, F>
+{
+    fn renew(&mut self) {
+        self.send.renew();
+    }
+    fn case(&mut self) -> &mut (dyn Case + 'a) {
+        self.send.case()
+    }
+    fn chosen(&mut self) -> bool {
+        self.send.chosen()
+    }
+    fn abandon(&mut self) {
+        self.send.abandon();
+    }
+    fn ok(&self) -> bool {
+        self.send.is_ok()
+    }
+    fn finish(self: Box<Self>) {
+        let me = *self;
+        (me.f)(me.send.result().map_err(|(why, v)| match why {
+            SendFail::Timeout => SendTimeoutError::Timeout(v),
+            _ => SendTimeoutError::Poisoned(v),
+        }));
     }
 }
 
@@ -214,6 +290,81 @@ impl<'a> Par<'a> {
         self
     }
 
+    /// Adds a receive on a broadcast reader end; `f` gets its value (or its
+    /// poison, or, with a deadline, the timeout) once every communication has
+    /// ended.
+    ///
+    /// ```
+    /// use hoare_core::alt::Par;
+    /// use hoare_core::chan::{broadcast, one2one};
+    ///
+    /// let (tx, rx) = broadcast::<u32>();
+    /// let (c_tx, c_rx) = one2one::<u32>();
+    /// let t = std::thread::spawn(move || {
+    ///     c_tx.send(2).unwrap();
+    ///     tx.send(1).unwrap();
+    /// });
+    /// let (mut a, mut b) = (0, 0);
+    /// let mut par = Par::new();
+    /// par.bcast_recv(&rx, |r| a = r.unwrap());
+    /// par.recv(&c_rx, |r| b = r.unwrap());
+    /// assert!(par.run());
+    /// assert_eq!((a, b), (1, 2));
+    /// t.join().unwrap();
+    /// ```
+    pub fn bcast_recv<T: Clone + 'a>(
+        &mut self,
+        rx: &'a BroadcastReceiver<T>,
+        f: impl FnOnce(Result<T, RecvTimeoutError>) + 'a,
+    ) -> &mut Self {
+        self.branches.push(Box::new(BcastRecvBranch {
+            rx,
+            case: rx.__alt_recv_case(true),
+            result: None,
+            f,
+        }));
+        self
+    }
+
+    /// Adds a send of `value` to a broadcast; `f` gets the outcome (a failure
+    /// gives the value back) once every communication has ended. It completes as
+    /// [`BroadcastSender::send`] does (rendezvous: when every reader has taken
+    /// the value), while the other communications go on, so a reader may take it
+    /// only after one of them. With a deadline it ends as
+    /// [`BroadcastSender::send_deadline`] does (a value that not every reader took
+    /// is withdrawn and comes back as a timeout).
+    ///
+    /// ```
+    /// use hoare_core::alt::Par;
+    /// use hoare_core::chan::{broadcast, one2one};
+    ///
+    /// let (tx, rx) = broadcast::<u32>();
+    /// let (c_tx, c_rx) = one2one::<u32>();
+    /// // The reader sends first, then takes the broadcast value.
+    /// let t = std::thread::spawn(move || {
+    ///     c_tx.send(2).unwrap();
+    ///     rx.recv().unwrap()
+    /// });
+    /// let mut got = 0;
+    /// let mut par = Par::new();
+    /// par.bcast_send(&tx, 1, |r| r.unwrap());
+    /// par.recv(&c_rx, |r| got = r.unwrap());
+    /// assert!(par.run());
+    /// assert_eq!((got, t.join().unwrap()), (2, 1));
+    /// ```
+    pub fn bcast_send<T: Clone + 'a>(
+        &mut self,
+        tx: &'a BroadcastSender<T>,
+        value: T,
+        f: impl FnOnce(Result<(), SendTimeoutError<T>>) + 'a,
+    ) -> &mut Self {
+        self.branches.push(Box::new(BcastSendBranch {
+            send: ParSend::new(tx, value),
+            f,
+        }));
+        self
+    }
+
     /// Runs every communication at once and returns when all have ended (each
     /// completed, or failed on poison); then runs the handlers. Returns whether
     /// every one completed.
@@ -280,8 +431,9 @@ impl<'a> Par<'a> {
                 all = false;
                 break;
             }
-            let i = pending.remove(chosen);
-            self.branches[i].chosen();
+            if self.branches[pending[chosen]].chosen() {
+                pending.remove(chosen);
+            }
         }
         let mut ok = all;
         for b in self.branches {

@@ -38,6 +38,13 @@
 //!   buffered values for the readers, who see the poison once they have taken them;
 //!   a reader's poison discards the buffer, and a rendezvous writer still waiting
 //!   for its readers gets its value back.
+//! * **Non-blocking and timed sends** ([`try_send`](BroadcastSender::try_send),
+//!   [`send_timeout`](BroadcastSender::send_timeout),
+//!   [`send_deadline`](BroadcastSender::send_deadline)) complete or hand the value
+//!   back with the reason. Rendezvous: a `try_send` completes only when every
+//!   reader is waiting; a timed send whose deadline passes after some readers
+//!   took the value withdraws it from the others (they skip it) and fails with
+//!   the value: "not every reader received it".
 //! * **Lossy** ([`broadcast_overwriting`]`(n)`, a "latest value" cell with
 //!   `n = 1`): a send never blocks; on a full buffer the oldest value is dropped
 //!   and the readers that had not taken it skip it.
@@ -64,7 +71,9 @@
 //! slot and moves the waiting writer's value in), then, with a second waiter
 //! hung on its value, for the last taker (or a leaving reader) to wake it.
 
-use super::error::{RecvError, RecvTimeoutError, SendError, TryRecvError};
+use super::error::{
+    RecvError, RecvTimeoutError, SendError, SendFail, SendTimeoutError, TryRecvError, TrySendError,
+};
 use crate::alt::{Case, Kind};
 use crate::park;
 use crate::registration::{Registration, Withdraw};
@@ -135,6 +144,9 @@ struct BEntry<T> {
     token: usize,
     packet: *const BPacket<T>,
     reader: usize,
+    /// An extended reader: it *holds* the value it is handed (it is still
+    /// awaited for it) until its closure returns ([`State::release`]).
+    held: bool,
 }
 
 impl<T> Clone for BEntry<T> {
@@ -150,8 +162,10 @@ struct Item<T> {
     value: Option<Shared<T>>,
     /// The readers that still have to take it.
     remaining: usize,
-    /// A rendezvous writer waiting for the last taker (its waiter and packet).
-    writer: Option<(*const Waiter, *const BPacket<T>)>,
+    /// A rendezvous writer waiting for the last taker: its waiter, the token it
+    /// is woken with, and its packet (where a reader's poison puts the value
+    /// back; null: the writer keeps a reference to the value itself).
+    writer: Option<(*const Waiter, usize, *const BPacket<T>)>,
 }
 
 /// What the broadcast's lock guards.
@@ -168,6 +182,14 @@ struct State<T> {
     /// Writers waiting for room.
     writers: VecDeque<BEntry<T>>,
     poisoned: bool,
+    /// The number of the first value a reader's poison discarded (`u64::MAX`:
+    /// none): a value below `head` was taken by every reader if it is below this,
+    /// discarded otherwise.
+    lost_from: u64,
+    /// The rendezvous value a reader's poison discarded before its writer hooked
+    /// itself on it (between its push and its wait for the takers), with its
+    /// number: left for that writer to take back.
+    orphan: Option<(u64, Shared<T>)>,
     /// Lossy ([`broadcast_overwriting`]): a send to a full buffer drops the
     /// oldest value (readers that had not taken it skip it) instead of waiting.
     overwrite: bool,
@@ -251,11 +273,15 @@ impl<T> State<T> {
                 continue;
             }
             let item = &mut self.items[k];
-            item.remaining -= 1;
-            let v = if item.remaining == 0 {
-                item.value.take()
-            } else {
+            let v = if e.held {
                 item.value.clone()
+            } else {
+                item.remaining -= 1;
+                if item.remaining == 0 {
+                    item.value.take()
+                } else {
+                    item.value.clone()
+                }
             };
             let c = self.cursors[e.reader].as_mut().expect("a waiting reader");
             debug_assert_eq!(*c, seq, "a waiting reader had a value to take");
@@ -264,6 +290,7 @@ impl<T> State<T> {
             // else touches its packet until `finish`.
             unsafe {
                 BPacket::put_raw(e.packet, v.expect("a value for each reader"));
+                BPacket::set_seq(e.packet, seq);
                 Waiter::finish(e.waiter, false);
             }
         }
@@ -279,10 +306,10 @@ impl<T> State<T> {
                 let item = self.items.pop_front().expect("a front item");
                 self.head += 1;
                 garbage.extend(item.value);
-                if let Some((w, _)) = item.writer {
+                if let Some((w, token, _)) = item.writer {
                     // SAFETY: the writer unhooks itself under the lock before it
                     // leaves its wait, so the waiter is live; it is woken once.
-                    unsafe { Waiter::try_wake(w, 0, false) };
+                    unsafe { Waiter::try_wake(w, token, false) };
                 }
             }
             if self.poisoned || !self.has_room(cap) {
@@ -330,6 +357,36 @@ impl<T> State<T> {
         v
     }
 
+    /// Extended reader `id` takes its next value, if there is one, and holds it:
+    /// it stays awaited for it until [`release`](Self::release). Returns the
+    /// value and its number.
+    fn take_held(&mut self, id: usize) -> Option<(Shared<T>, u64)> {
+        let c = self.cursors[id].expect("an enrolled reader").max(self.head);
+        if c >= self.tail() {
+            return None;
+        }
+        let v = self.items[(c - self.head) as usize]
+            .value
+            .clone()
+            .expect("a held value is there");
+        self.cursors[id] = Some(c + 1);
+        Some((v, c))
+    }
+
+    /// An extended reader's closure returned: it has taken value `seq` (unless
+    /// that is gone: withdrawn, dropped by a lossy send, or discarded by poison).
+    fn release(&mut self, cap: usize, seq: u64, garbage: &mut Garbage<T>) {
+        if seq < self.head || seq >= self.tail() {
+            return;
+        }
+        let item = &mut self.items[(seq - self.head) as usize];
+        item.remaining -= 1;
+        if item.remaining == 0 {
+            garbage.extend(item.value.take());
+        }
+        self.pop_done(cap, garbage);
+    }
+
     /// Enrolls a reader at the tail.
     fn join(&mut self) -> usize {
         let tail = self.tail();
@@ -363,6 +420,39 @@ impl<T> State<T> {
         self.nreaders == 0
     }
 
+    /// Whether every enrolled reader is waiting for a value now (a try-send to a
+    /// rendezvous broadcast completes only then).
+    fn all_readers_waiting(&self) -> bool {
+        if self.readers.len() < self.nreaders {
+            return false;
+        }
+        let mut ids: Vec<usize> = self
+            .readers
+            .iter()
+            // SAFETY: live while queued and we hold the lock.
+            .filter(|e| unsafe { (*e.waiter).is_waiting() })
+            .map(|e| e.reader)
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.len() == self.nreaders
+    }
+
+    /// Withdraws the rendezvous value `seq` that not every reader has taken: the
+    /// readers that had not taken it skip it (as a lossy broadcast's dropped
+    /// value), and the next writer may go. Returns the value; `None` if it is
+    /// gone (every reader took it).
+    fn withdraw(&mut self, cap: usize, seq: u64, garbage: &mut Garbage<T>) -> Option<Shared<T>> {
+        if seq < self.head || seq >= self.tail() {
+            return None;
+        }
+        debug_assert_eq!(seq, self.head, "a rendezvous broadcast holds one value");
+        let item = self.items.pop_front().expect("the value");
+        self.head += 1;
+        self.pop_done(cap, garbage);
+        item.value
+    }
+
     /// Removes every entry of `waiter`.
     fn unregister(&mut self, waiter: *const Waiter) {
         self.readers.retain(|e| e.waiter != waiter);
@@ -381,6 +471,8 @@ impl<T> RawBroadcast<T> {
             readers: VecDeque::new(),
             writers: VecDeque::new(),
             poisoned: false,
+            lost_from: u64::MAX,
+            orphan: None,
             overwrite,
         };
         let id = s.join();
@@ -448,23 +540,33 @@ impl<T> RawBroadcast<T> {
             self.poisoned.store(true, Ordering::Release);
             if reader {
                 let tail = g.tail();
+                g.lost_from = g.lost_from.min(g.head);
+                let mut seq = g.head;
+                let cap = self.cap;
                 for item in std::mem::take(&mut g.items) {
+                    seq += 1;
                     match (item.writer, item.value) {
-                        (Some((w, p)), v) => {
+                        (Some((w, token, p)), v) => {
                             // SAFETY: the writer is live (it unhooks under the
                             // lock before it leaves); once claimed it does not
                             // touch its packet until `finish`. A failed claim: it
-                            // is leaving (cancelled) and takes nothing back.
+                            // left its wait (a deadline, a cancellation) and
+                            // reads its packet only under this lock, after us:
+                            // the value waits for it there.
                             unsafe {
-                                if (*w).try_claim(0) {
-                                    if let Some(v) = v {
-                                        BPacket::put_raw(p, v);
-                                    }
+                                let claimed = (*w).try_claim(token);
+                                match v {
+                                    Some(v) if !p.is_null() => BPacket::put_raw(p, v),
+                                    v => garbage.extend(v),
+                                }
+                                if claimed {
                                     Waiter::finish(w, true);
-                                } else {
-                                    garbage.extend(v);
                                 }
                             }
+                        }
+                        (None, Some(v)) if cap == 0 => {
+                            garbage.extend(g.orphan.take().map(|(_, v)| v));
+                            g.orphan = Some((seq - 1, v));
                         }
                         (None, v) => garbage.extend(v),
                     }
@@ -645,7 +747,7 @@ impl<T> Withdraw for HookSite<'_, T> {
         let mut g = self.raw.lock();
         if self.seq >= g.head && self.seq < g.tail() {
             let k = (self.seq - g.head) as usize;
-            if g.items[k].writer.is_some_and(|(w, _)| w == self.waiter) {
+            if g.items[k].writer.is_some_and(|(w, _, _)| w == self.waiter) {
                 g.items[k].writer = None;
             }
         }
@@ -659,12 +761,15 @@ enum Taken<T> {
     All,
     /// Poisoned from the reading side (or the party was cancelled): the value back.
     Poisoned(T),
+    /// The deadline passed first: the value was withdrawn, and comes back.
+    Timeout(T),
 }
 
 impl<T: Clone> RawBroadcast<T> {
     /// A rendezvous writer whose value got number `seq` waits until every reader
-    /// has taken it (or left).
-    fn await_takers(&self, seq: u64) -> Taken<T> {
+    /// has taken it (or left), at most until `deadline`: then it withdraws the
+    /// value from the readers that had not taken it.
+    fn await_takers(&self, seq: u64, deadline: Option<Instant>) -> Taken<T> {
         if self.cap != 0 {
             return Taken::All;
         }
@@ -674,10 +779,15 @@ impl<T: Clone> RawBroadcast<T> {
             {
                 let mut g = self.lock();
                 if seq < g.head || seq >= g.tail() {
-                    return Taken::All;
+                    // Taken by all; or discarded by a reader's poison before we
+                    // hooked ourselves on it, which left it for us.
+                    return match g.orphan.take_if(|(s, _)| *s == seq) {
+                        Some((_, v)) => Taken::Poisoned(own(v)),
+                        None => Taken::All,
+                    };
                 }
                 let k = (seq - g.head) as usize;
-                g.items[k].writer = Some((&waiter, &packet));
+                g.items[k].writer = Some((&waiter, 0, &packet));
             }
             let reg = Registration::new(
                 HookSite {
@@ -687,87 +797,128 @@ impl<T: Clone> RawBroadcast<T> {
                 },
                 &waiter,
             );
-            let out = waiter.wait_as(p, None);
-            drop(reg);
-            match out {
+            let out = waiter.wait_as(p, deadline);
+            let taken = match out {
                 Outcome::Done {
                     poisoned: false, ..
                 } => Taken::All,
                 Outcome::Done { poisoned: true, .. } => {
                     Taken::Poisoned(own(packet.take().expect("a poisoned writer's value")))
                 }
-                Outcome::Aborted { .. } => {
-                    // Cancelled (a shutdown): the value back if it is still there.
-                    let g = self.lock();
-                    let v = (seq >= g.head && seq < g.tail())
-                        .then(|| g.items[(seq - g.head) as usize].value.clone())
-                        .flatten();
+                Outcome::Aborted { token } => {
+                    // Still hooked (the registration is dropped below): a reader's
+                    // poison since the abort left the value in our packet.
+                    let mut garbage = Vec::new();
+                    let mut g = self.lock();
+                    let taken = if let Some(v) = packet.take() {
+                        Taken::Poisoned(own(v))
+                    } else if token == CANCELLED {
+                        // A shutdown: the value back if it is still there.
+                        let v = (seq >= g.head && seq < g.tail())
+                            .then(|| g.items[(seq - g.head) as usize].value.clone())
+                            .flatten();
+                        v.map_or(Taken::All, |v| Taken::Poisoned(own(v)))
+                    } else {
+                        // The deadline: not every reader took it; withdrawn.
+                        match g.withdraw(self.cap, seq, &mut garbage) {
+                            Some(v) => Taken::Timeout(own(v)),
+                            None => Taken::All,
+                        }
+                    };
                     drop(g);
-                    match v {
-                        Some(v) => Taken::Poisoned(own(v)),
-                        None => Taken::All,
-                    }
+                    drop(garbage);
+                    taken
                 }
-            }
+            };
+            drop(reg);
+            taken
         })
     }
 
-    fn send(&self, value: T) -> Result<(), SendError<T>> {
+    /// Sends `value`: `deadline` `None`: only if that needs no waiting (a
+    /// rendezvous broadcast: every reader is waiting now); `Some(d)`: waiting at
+    /// most until `d` (`None`: for ever).
+    fn send(&self, value: T, deadline: Option<Option<Instant>>) -> Result<(), (SendFail, T)> {
         let v = ValueArc::new(value);
         let mut garbage = Vec::new();
         let mut g = self.lock();
         if g.poisoned {
             drop(g);
-            return Err(SendError(own(v)));
+            return Err((SendFail::Poisoned, own(v)));
         }
         g.make_room(self.cap, &mut garbage);
         let seq = if g.has_room(self.cap) {
+            if deadline.is_none() && self.cap == 0 {
+                // A try: all or (but for a reader leaving its wait this instant)
+                // nothing.
+                if !g.all_readers_waiting() {
+                    drop(g);
+                    park::spend_budget();
+                    return Err((SendFail::Full, own(v)));
+                }
+                let seq = g.push(self.cap, v, &mut garbage);
+                let back = g.withdraw(self.cap, seq, &mut garbage);
+                drop(g);
+                drop(garbage);
+                return match back {
+                    None => Ok(()),
+                    Some(v) => Err((SendFail::Full, own(v))),
+                };
+            }
             let seq = g.push(self.cap, v, &mut garbage);
             drop(g);
             seq
         } else {
-            let r = park::with_current(|p| {
-                let waiter = Waiter::new(p.unparker()).on(self.wait_on(true));
-                let mut packet = BPacket::new(Some(v));
-                g.writers.push_back(BEntry {
-                    waiter: &waiter,
-                    token: 0,
-                    packet: &packet,
-                    reader: usize::MAX,
-                });
+            let Some(deadline) = deadline else {
                 drop(g);
-                let reg = Registration::new(
-                    QueueSite {
-                        raw: self,
-                        waiter: &waiter,
-                    },
-                    &waiter,
-                );
-                let out = waiter.wait_as(p, None);
-                drop(reg);
-                match out {
-                    Outcome::Done {
-                        poisoned: false, ..
-                    } => Ok(packet.seq()),
-                    _ => Err(SendError(own(packet.take().expect("an unsent value")))),
-                }
-            });
-            r?
+                park::spend_budget();
+                return Err((SendFail::Full, own(v)));
+            };
+            let (out, back, seq) = self.wait_queued(g, None, Some(v), deadline);
+            let why = match out {
+                Outcome::Done {
+                    poisoned: false, ..
+                } => None,
+                Outcome::Aborted { token } if token != CANCELLED => Some(SendFail::Timeout),
+                _ => Some(SendFail::Poisoned),
+            };
+            if let Some(why) = why {
+                return Err((why, own(back.expect("an unsent value"))));
+            }
+            seq
         };
         drop(garbage);
-        match self.await_takers(seq) {
+        match self.await_takers(seq, deadline.flatten()) {
             Taken::All => Ok(()),
-            Taken::Poisoned(v) => Err(SendError(v)),
+            Taken::Poisoned(v) => Err((SendFail::Poisoned, v)),
+            Taken::Timeout(v) => Err((SendFail::Timeout, v)),
         }
     }
 
     fn recv(&self, id: usize, deadline: Option<Option<Instant>>) -> Result<T, RecvFailure> {
+        self.recv_raw(id, deadline, false).map(|(v, _)| own(v))
+    }
+
+    /// Receives (`held`: for an extended reader, see [`State::take_held`]): the
+    /// value and its number.
+    fn recv_raw(
+        &self,
+        id: usize,
+        deadline: Option<Option<Instant>>,
+        held: bool,
+    ) -> Result<(Shared<T>, u64), RecvFailure> {
         let mut garbage = Vec::new();
         let mut g = self.lock();
-        if let Some(v) = g.take(self.cap, id, &mut garbage) {
+        let got = if held {
+            g.take_held(id)
+        } else {
+            let seq = g.cursors[id].expect("an enrolled reader").max(g.head);
+            g.take(self.cap, id, &mut garbage).map(|v| (v, seq))
+        };
+        if let Some(got) = got {
             drop(g);
             drop(garbage);
-            return Ok(own(v));
+            return Ok(got);
         }
         if g.poisoned {
             drop(g);
@@ -778,15 +929,46 @@ impl<T: Clone> RawBroadcast<T> {
             park::spend_budget();
             return Err(RecvFailure::Empty);
         };
+        let (out, got, seq) = self.wait_queued(g, Some((id, held)), None, deadline);
+        match out {
+            Outcome::Done {
+                poisoned: false, ..
+            } => Ok((got.expect("a received value"), seq)),
+            Outcome::Done { poisoned: true, .. } | Outcome::Aborted { token: CANCELLED } => {
+                Err(RecvFailure::Poisoned)
+            }
+            Outcome::Aborted { .. } => Err(RecvFailure::Timeout),
+        }
+    }
+
+    /// Waits in a queue of `g` (whose lock the caller holds; released once
+    /// registered) until the wait is committed or `deadline` passes: a writer's
+    /// (`reader` `None`) with `value` to be moved in, or reader `id`'s
+    /// (`reader` `Some((id, held))`). Returns how the wait ended, what the
+    /// packet holds then (the unsent value, or the received one) and the number
+    /// of the value sent or received.
+    fn wait_queued(
+        &self,
+        mut g: SpinGuard<'_, State<T>>,
+        reader: Option<(usize, bool)>,
+        value: Option<Shared<T>>,
+        deadline: Option<Instant>,
+    ) -> (Outcome, Option<Shared<T>>, u64) {
         park::with_current(|p| {
-            let waiter = Waiter::new(p.unparker()).on(self.wait_on(false));
-            let mut packet = BPacket::new(None);
-            g.readers.push_back(BEntry {
+            let waiter = Waiter::new(p.unparker()).on(self.wait_on(reader.is_none()));
+            let mut packet = BPacket::new(value);
+            let entry = BEntry {
                 waiter: &waiter,
                 token: 0,
                 packet: &packet,
-                reader: id,
-            });
+                reader: reader.map_or(usize::MAX, |(id, _)| id),
+                held: reader.is_some_and(|(_, held)| held),
+            };
+            if reader.is_some() {
+                g.readers.push_back(entry);
+            } else {
+                g.writers.push_back(entry);
+            }
             drop(g);
             let reg = Registration::new(
                 QueueSite {
@@ -797,16 +979,38 @@ impl<T: Clone> RawBroadcast<T> {
             );
             let out = waiter.wait_as(p, deadline);
             drop(reg);
-            match out {
-                Outcome::Done {
-                    poisoned: false, ..
-                } => Ok(own(packet.take().expect("a received value"))),
-                Outcome::Done { poisoned: true, .. } | Outcome::Aborted { token: CANCELLED } => {
-                    Err(RecvFailure::Poisoned)
-                }
-                Outcome::Aborted { .. } => Err(RecvFailure::Timeout),
-            }
+            let seq = packet.seq();
+            (out, packet.take(), seq)
         })
+    }
+
+    /// Receives and runs `f` on the value while this reader holds it (see
+    /// [`BroadcastReceiver::recv_with`]).
+    fn recv_with<R>(
+        &self,
+        id: usize,
+        deadline: Option<Option<Instant>>,
+        f: impl FnOnce(T) -> R,
+    ) -> Result<R, RecvFailure> {
+        let (v, seq) = self.recv_raw(id, deadline, true)?;
+        let _release = Release { raw: self, seq };
+        Ok(f(own(v)))
+    }
+}
+
+/// Releases an extended reader's value when its closure returns or panics.
+struct Release<'a, T> {
+    raw: &'a RawBroadcast<T>,
+    seq: u64,
+}
+
+impl<T> Drop for Release<'_, T> {
+    fn drop(&mut self) {
+        let mut garbage = Vec::new();
+        self.raw
+            .lock()
+            .release(self.raw.cap, self.seq, &mut garbage);
+        drop(garbage);
     }
 }
 
@@ -831,7 +1035,98 @@ impl<T: Clone> BroadcastSender<T> {
     /// assert_eq!(tx.send(1).unwrap_err().into_inner(), 1);
     /// ```
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
-        self.raw.send(value)
+        self.raw
+            .send(value, Some(None))
+            .map_err(|(_, v)| SendError(v))
+    }
+
+    /// Sends `value` only if that needs no waiting, else gives it back:
+    /// buffered, if there is room for all (lossy: always, unless poisoned);
+    /// rendezvous, if every enrolled reader is waiting for a value now, when they
+    /// all take it at once. `Full(value)`: the send would have to wait (some
+    /// reader is not waiting, or the buffer is full); `Poisoned(value)`.
+    ///
+    /// On a rendezvous broadcast it is all or nothing, but for one race: a reader
+    /// whose wait ends (its timeout, or its alt chose another guard) at the very
+    /// moment the value is handed out cannot take it; the value is then withdrawn
+    /// (the readers that did not take it never see it) and comes back as `Full`,
+    /// while the readers that were handed it keep it (see
+    /// `docs/semantics.md#broadcast`). A failure spends the process's
+    /// [cooperative budget](crate::park#the-cooperative-budget).
+    ///
+    /// ```
+    /// use hoare_core::chan::{broadcast, broadcast_bounded, TrySendError};
+    ///
+    /// let (tx, rx) = broadcast::<u32>();
+    /// // Rendezvous, and the reader is not waiting: nothing happens.
+    /// assert_eq!(tx.try_send(1), Err(TrySendError::Full(1)));
+    /// assert!(rx.try_recv().is_err());
+    ///
+    /// let (tx, rx) = broadcast_bounded::<u32>(1);
+    /// assert_eq!(tx.try_send(2), Ok(())); // room for all
+    /// assert_eq!(tx.try_send(3), Err(TrySendError::Full(3)));
+    /// drop(rx); // the last reader leaves: poisoned
+    /// assert_eq!(tx.try_send(4), Err(TrySendError::Poisoned(4)));
+    /// ```
+    pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
+        self.raw.send(value, None).map_err(|(why, v)| match why {
+            SendFail::Poisoned => TrySendError::Poisoned(v),
+            SendFail::Full | SendFail::Timeout => TrySendError::Full(v),
+        })
+    }
+
+    /// Like [`send`](Self::send), giving up after `timeout` (see
+    /// [`send_deadline`](Self::send_deadline)).
+    ///
+    /// ```
+    /// use hoare_core::chan::{broadcast, SendTimeoutError};
+    /// use std::time::Duration;
+    ///
+    /// let (tx, _rx) = broadcast::<u32>(); // its reader never reads
+    /// let r = tx.send_timeout(7, Duration::from_millis(5));
+    /// assert_eq!(r, Err(SendTimeoutError::Timeout(7)));
+    /// ```
+    pub fn send_timeout(&self, value: T, timeout: Duration) -> Result<(), SendTimeoutError<T>> {
+        self.send_until(value, Some(crate::timer::deadline_after(timeout)))
+    }
+
+    /// Like [`send`](Self::send), giving up at `deadline`: `Timeout(value)` if
+    /// the send has not completed by then.
+    ///
+    /// Buffered: the value did not get into the buffer; nothing happened.
+    /// Rendezvous: the deadline covers both the wait for room and the wait for
+    /// every reader to take the value. If it passes while some readers have not
+    /// taken it, the value is **withdrawn**: the readers that had not taken it
+    /// never will (they skip it, as a lossy broadcast's dropped value), the
+    /// readers that took it keep it (a reader cannot un-take a value), and the
+    /// writer gets the value back. So `Timeout` tells the writer exactly that not
+    /// every reader received the value (any number of them, from none to all but
+    /// one, may have); a writer that must know who did needs replies from them.
+    /// `Ok` means every reader enrolled when it was offered took it.
+    ///
+    /// ```
+    /// use hoare_core::chan::{broadcast, SendTimeoutError};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let (tx, rx) = broadcast::<u32>();
+    /// let slow = tx.subscribe(); // never reads
+    /// let t = std::thread::spawn(move || rx.recv());
+    /// let r = tx.send_deadline(1, Instant::now() + Duration::from_millis(20));
+    /// assert_eq!(r, Err(SendTimeoutError::Timeout(1))); // `slow` never took it
+    /// assert_eq!(t.join().unwrap(), Ok(1)); // the first reader did, and keeps it
+    /// assert!(slow.try_recv().is_err()); // withdrawn: `slow` skips it
+    /// ```
+    pub fn send_deadline(&self, value: T, deadline: Instant) -> Result<(), SendTimeoutError<T>> {
+        self.send_until(value, Some(deadline))
+    }
+
+    fn send_until(&self, value: T, deadline: Option<Instant>) -> Result<(), SendTimeoutError<T>> {
+        self.raw
+            .send(value, Some(deadline))
+            .map_err(|(why, v)| match why {
+                SendFail::Poisoned => SendTimeoutError::Poisoned(v),
+                SendFail::Full | SendFail::Timeout => SendTimeoutError::Timeout(v),
+            })
     }
 }
 
@@ -948,6 +1243,96 @@ impl<T: Clone> BroadcastReceiver<T> {
             })
     }
 
+    /// Like [`recv`](Self::recv), giving up at `deadline`.
+    ///
+    /// ```
+    /// use hoare_core::chan::{broadcast, RecvTimeoutError};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let (_tx, rx) = broadcast::<u32>();
+    /// let r = rx.recv_deadline(Instant::now() + Duration::from_millis(1));
+    /// assert_eq!(r, Err(RecvTimeoutError::Timeout));
+    /// ```
+    pub fn recv_deadline(&self, deadline: Instant) -> Result<T, RecvTimeoutError> {
+        self.raw
+            .recv(self.id, Some(Some(deadline)))
+            .map_err(|e| match e {
+                RecvFailure::Poisoned => RecvTimeoutError::Poisoned,
+                _ => RecvTimeoutError::Timeout,
+            })
+    }
+
+    /// Extended rendezvous: receives the next value and runs `f` on it while
+    /// this reader *holds* it: the value counts as not yet taken by this reader
+    /// until `f` returns (or panics), so a rendezvous writer stays blocked and a
+    /// buffered value keeps its place (a writer waiting for room waits) until
+    /// then. Poison from another reader meanwhile still ends the writer's wait
+    /// (see `docs/semantics.md#broadcast`).
+    ///
+    /// ```
+    /// use hoare_core::chan::broadcast;
+    ///
+    /// let (tx, rx) = broadcast::<u32>();
+    /// let (log_tx, log) = hoare_core::chan::Channel::builder().unbounded().one2one();
+    /// let w = std::thread::spawn(move || {
+    ///     tx.send(20).unwrap();
+    ///     log_tx.send("writer released").unwrap();
+    /// });
+    /// let r = rx.recv_with(|v| {
+    ///     assert!(log.try_recv().is_err()); // the writer is still blocked
+    ///     v + 1
+    /// });
+    /// assert_eq!(r, Ok(21));
+    /// w.join().unwrap();
+    /// assert_eq!(log.recv(), Ok("writer released"));
+    /// ```
+    pub fn recv_with<R>(&self, f: impl FnOnce(T) -> R) -> Result<R, RecvError> {
+        self.raw
+            .recv_with(self.id, Some(None), f)
+            .map_err(|_| RecvError::Poisoned)
+    }
+
+    /// [`recv_with`](Self::recv_with) only if a value is there now.
+    ///
+    /// ```
+    /// use hoare_core::chan::{broadcast_bounded, TryRecvError};
+    ///
+    /// let (tx, rx) = broadcast_bounded::<u32>(1);
+    /// assert_eq!(rx.try_recv_with(|v| v * 2), Err(TryRecvError::Empty));
+    /// tx.send(4).unwrap();
+    /// assert_eq!(rx.try_recv_with(|v| v * 2), Ok(8));
+    /// ```
+    pub fn try_recv_with<R>(&self, f: impl FnOnce(T) -> R) -> Result<R, TryRecvError> {
+        self.raw.recv_with(self.id, None, f).map_err(|e| match e {
+            RecvFailure::Poisoned => TryRecvError::Poisoned,
+            _ => TryRecvError::Empty,
+        })
+    }
+
+    /// [`recv_with`](Self::recv_with), waiting for a value at most until
+    /// `deadline` (once the value is there, `f` runs to completion).
+    ///
+    /// ```
+    /// use hoare_core::chan::{broadcast, RecvTimeoutError};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let (_tx, rx) = broadcast::<u32>();
+    /// let d = Instant::now() + Duration::from_millis(1);
+    /// assert_eq!(rx.recv_with_deadline(d, |v| v), Err(RecvTimeoutError::Timeout));
+    /// ```
+    pub fn recv_with_deadline<R>(
+        &self,
+        deadline: Instant,
+        f: impl FnOnce(T) -> R,
+    ) -> Result<R, RecvTimeoutError> {
+        self.raw
+            .recv_with(self.id, Some(Some(deadline)), f)
+            .map_err(|e| match e {
+                RecvFailure::Poisoned => RecvTimeoutError::Poisoned,
+                _ => RecvTimeoutError::Timeout,
+            })
+    }
+
     /// Receives until poison.
     pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
         std::iter::from_fn(move || self.recv().ok())
@@ -1016,6 +1401,31 @@ impl<T> BroadcastReceiver<T> {
     {
         BcastRecvCase::new(on.then(|| (&*self.raw, self.id)))
     }
+
+    /// An extended receive guard (the builder's).
+    pub(crate) fn __alt_held_recv_case(&self, on: bool) -> BcastRecvCase<'_, T>
+    where
+        T: Clone,
+    {
+        let mut c = BcastRecvCase::new(on.then(|| (&*self.raw, self.id)));
+        c.held = true;
+        c
+    }
+
+    #[doc(hidden)]
+    #[inline]
+    pub fn __alt_recv_with_case<R, F: FnOnce(T) -> R>(
+        &self,
+        on: bool,
+        f: F,
+    ) -> BcastRecvWithCase<'_, T, F>
+    where
+        T: Clone,
+    {
+        let mut inner = BcastRecvCase::new(on.then(|| (&*self.raw, self.id)));
+        inner.held = true;
+        BcastRecvWithCase { inner, f: Some(f) }
+    }
 }
 
 impl<T> Drop for BroadcastSender<T> {
@@ -1083,6 +1493,10 @@ pub struct BcastRecvCase<'a, T> {
     got: Option<Shared<T>>,
     packet: BPacket<T>,
     garbage: Garbage<T>,
+    /// An extended receive guard: the value it takes is held until released.
+    held: bool,
+    /// The number of the value it holds, to release.
+    held_seq: Option<u64>,
 }
 
 impl<'a, T: Clone> BcastRecvCase<'a, T> {
@@ -1094,7 +1508,32 @@ impl<'a, T: Clone> BcastRecvCase<'a, T> {
             got: None,
             packet: BPacket::new(None),
             garbage: Vec::new(),
+            held: false,
+            held_seq: None,
         }
+    }
+
+    /// The value of a chosen extended guard, run through `f` while this reader
+    /// holds it, then released (also if `f` panics); or the poison. `None` if
+    /// not chosen.
+    pub(crate) fn run_with<R>(&mut self, f: impl FnOnce(T) -> R) -> Option<Result<R, RecvError>> {
+        let CaseState::Chosen { poisoned } = self.state else {
+            return None;
+        };
+        self.state = CaseState::Taken;
+        if poisoned {
+            return Some(Err(RecvError::Poisoned));
+        }
+        let v = self
+            .got
+            .take()
+            .or_else(|| self.packet.take())
+            .expect("a received value");
+        let _release = self.held_seq.take().map(|seq| Release {
+            raw: self.raw().0,
+            seq,
+        });
+        Some(Ok(f(own(v))))
     }
 
     /// The result, if this guard was chosen.
@@ -1128,7 +1567,15 @@ impl<'a, T> BcastRecvCase<'a, T> {
 
     /// Under the lock `g`: tries to take a value.
     fn try_with(&mut self, g: &mut State<T>, cap: usize, id: usize) -> bool {
-        if let Some(v) = g.take(cap, id, &mut self.garbage) {
+        let got = if self.held {
+            g.take_held(id).map(|(v, seq)| {
+                self.held_seq = Some(seq);
+                v
+            })
+        } else {
+            g.take(cap, id, &mut self.garbage)
+        };
+        if let Some(v) = got {
             self.got = Some(v);
             self.state = CaseState::Chosen { poisoned: false };
             return true;
@@ -1203,6 +1650,7 @@ unsafe impl<'a, T: Clone> Case for BcastRecvCase<'a, T> {
             token,
             packet,
             reader: id,
+            held: self.held,
         });
     }
 
@@ -1215,9 +1663,43 @@ unsafe impl<'a, T: Clone> Case for BcastRecvCase<'a, T> {
     }
 
     fn passive(&mut self, poisoned: bool) {
+        if self.held && !poisoned {
+            self.held_seq = Some(self.packet.seq());
+        }
         self.state = CaseState::Chosen { poisoned };
     }
 }
+
+impl<T> Drop for BcastRecvCase<'_, T> {
+    fn drop(&mut self) {
+        // A chosen extended guard whose value was never run through its closure
+        // (a panic between the alt and its arm): release it.
+        if let (Some(seq), Some((raw, _))) = (self.held_seq.take(), self.raw) {
+            drop(Release { raw, seq });
+        }
+    }
+}
+
+/// An extended receive guard on a broadcast reader end (`alt!`'s
+/// `recv_with(rx, f)`): when it is chosen, `f` runs on the value while the
+/// reader holds it (a rendezvous writer stays blocked until `f` returns, a
+/// buffered value keeps its place), as
+/// [`BroadcastReceiver::recv_with`] does.
+#[doc(hidden)]
+pub struct BcastRecvWithCase<'a, T, F> {
+    inner: BcastRecvCase<'a, T>,
+    f: Option<F>,
+}
+
+impl<'a, T: Clone, R, F: FnOnce(T) -> R> BcastRecvWithCase<'a, T, F> {
+    /// `f`'s result if this guard was chosen, or the poison.
+    pub fn into_chosen(mut self) -> Option<Result<R, RecvError>> {
+        let f = self.f.take().expect("hoare: an alt guard fired twice");
+        self.inner.run_with(f)
+    }
+}
+
+crate::alt::delegate_case!(['a, T: Clone, F] BcastRecvWithCase<'a, T, F>);
 
 /// A send guard on a broadcast's writer end. Its value lives in the case until
 /// it is sent (see [`into_unsent`](Self::into_unsent)).
@@ -1228,6 +1710,12 @@ pub struct BcastSendCase<'a, T> {
     state: CaseState,
     packet: BPacket<T>,
     garbage: Garbage<T>,
+    /// A `Par`'s: once chosen on a rendezvous broadcast, it does not wait for
+    /// the takers (the `Par` waits for them in its later rounds, see
+    /// [`ParSend`]).
+    defer: bool,
+    /// A deferred guard's reference to its value (see [`ParSend`]).
+    kept_value: Option<Shared<T>>,
 }
 
 impl<'a, T: Clone> BcastSendCase<'a, T> {
@@ -1242,7 +1730,17 @@ impl<'a, T: Clone> BcastSendCase<'a, T> {
             state: CaseState::Open,
             packet: BPacket::new(v),
             garbage: Vec::new(),
+            defer: false,
+            kept_value: None,
         }
+    }
+
+    /// A send guard whose precondition is false: never chosen, the broadcast never
+    /// touched, but it keeps `value` for [`take_unsent`](Self::take_unsent).
+    pub(crate) fn disabled(value: T) -> Self {
+        let mut c = Self::new(None);
+        c.packet = BPacket::new(Some(ValueArc::new(value)));
+        c
     }
 
     /// The result, if this guard was chosen.
@@ -1279,9 +1777,9 @@ impl<'a, T: Clone> BcastSendCase<'a, T> {
     /// The value got number `seq`: on a rendezvous broadcast, waits for its takers.
     fn after_push(&mut self, seq: u64) {
         let raw = self.raw.expect("an enabled guard");
-        self.state = match raw.await_takers(seq) {
+        self.state = match raw.await_takers(seq, None) {
             Taken::All => CaseState::Chosen { poisoned: false },
-            Taken::Poisoned(v) => {
+            Taken::Poisoned(v) | Taken::Timeout(v) => {
                 // SAFETY: our own packet, emptied by the push.
                 unsafe { BPacket::put_raw(&self.packet, ValueArc::new(v)) };
                 CaseState::Chosen { poisoned: true }
@@ -1303,6 +1801,15 @@ impl<'a, T: Clone> BcastSendCase<'a, T> {
         let seq = g.push(cap, v, &mut self.garbage);
         self.state = CaseState::Decided(seq);
         Some(seq)
+    }
+}
+
+impl<'a, T: Clone> crate::alt::SendGuardCase<T> for BcastSendCase<'a, T> {
+    fn take_chosen_send(&mut self) -> Option<Result<(), SendError<T>>> {
+        self.take_chosen()
+    }
+    fn take_unsent_value(&mut self) -> Option<T> {
+        self.take_unsent()
     }
 }
 
@@ -1371,6 +1878,7 @@ unsafe impl<'a, T: Clone> Case for BcastSendCase<'a, T> {
             token,
             packet,
             reader: usize::MAX,
+            held: false,
         });
     }
 
@@ -1387,7 +1895,9 @@ unsafe impl<'a, T: Clone> Case for BcastSendCase<'a, T> {
 
     fn complete(&mut self) {
         if let CaseState::Decided(seq) = self.state {
-            self.after_push(seq);
+            if !self.deferred() {
+                self.after_push(seq);
+            }
         }
     }
 
@@ -1397,6 +1907,274 @@ unsafe impl<'a, T: Clone> Case for BcastSendCase<'a, T> {
             return;
         }
         let seq = self.packet.seq();
-        self.after_push(seq);
+        if self.deferred() {
+            self.state = CaseState::Decided(seq);
+        } else {
+            self.after_push(seq);
+        }
+    }
+}
+
+impl<T> BcastSendCase<'_, T> {
+    /// Whether a chosen guard leaves the wait for the takers to its `Par`.
+    fn deferred(&self) -> bool {
+        self.defer && self.raw.is_some_and(|r| r.cap == 0)
+    }
+}
+
+/// A `Par`'s send to a broadcast ([`Par::bcast_send`](crate::alt::Par::bcast_send)):
+/// first a send guard, which offers the value; then, on a rendezvous broadcast,
+/// a guard that is ready once every reader has taken it, so that the `Par`'s
+/// other communications go on meanwhile (a reader may wait for one of them
+/// before it takes the value).
+pub(crate) struct ParSend<'a, T> {
+    raw: &'a RawBroadcast<T>,
+    phase: ParPhase<'a, T>,
+}
+
+enum ParPhase<'a, T> {
+    Offer(BcastSendCase<'a, T>),
+    /// Offered as number `seq`; `kept` keeps the value, to give it back.
+    Await(TakersCase<'a, T>),
+    Done(Result<(), (SendFail, T)>),
+}
+
+impl<'a, T: Clone> ParSend<'a, T> {
+    pub(crate) fn new(tx: &'a BroadcastSender<T>, value: T) -> Self {
+        let raw = &*tx.raw;
+        Self {
+            raw,
+            phase: ParPhase::Offer(Self::offer(raw, ValueArc::new(value))),
+        }
+    }
+
+    fn offer(raw: &'a RawBroadcast<T>, v: Shared<T>) -> BcastSendCase<'a, T> {
+        let mut c = BcastSendCase::new(None);
+        c.raw = Some(raw);
+        c.defer = true;
+        c.kept_value = Some(v.clone());
+        c.packet = BPacket::new(Some(v));
+        c
+    }
+
+    /// A fresh case for the next round.
+    pub(crate) fn renew(&mut self) {
+        match &mut self.phase {
+            ParPhase::Offer(c) => {
+                debug_assert!(c.state == CaseState::Open);
+                let v = c
+                    .packet
+                    .take()
+                    .expect("hoare: a pending send keeps its value");
+                *c = Self::offer(self.raw, v);
+            }
+            ParPhase::Await(c) => {
+                c.lock = BLock::new();
+                c.state = CaseState::Open;
+            }
+            ParPhase::Done(_) => {}
+        }
+    }
+
+    pub(crate) fn case(&mut self) -> &mut (dyn Case + 'a) {
+        match &mut self.phase {
+            ParPhase::Offer(c) => c,
+            ParPhase::Await(c) => c,
+            ParPhase::Done(_) => panic!("hoare: a finished par branch has no case"),
+        }
+    }
+
+    /// Its case was chosen: whether the send has ended (else it now awaits its
+    /// takers).
+    pub(crate) fn chosen(&mut self) -> bool {
+        self.phase = match std::mem::replace(&mut self.phase, ParPhase::Done(Ok(()))) {
+            ParPhase::Offer(mut c) => match c.state {
+                CaseState::Decided(seq) => {
+                    let kept = c.kept();
+                    ParPhase::Await(TakersCase {
+                        raw: self.raw,
+                        seq,
+                        kept,
+                        lock: BLock::new(),
+                        state: CaseState::Open,
+                    })
+                }
+                _ => ParPhase::Done({
+                    c.kept_value = None;
+                    c.take_chosen()
+                        .expect("hoare: a chosen par send has a result")
+                        .map_err(|SendError(v)| (SendFail::Poisoned, v))
+                }),
+            },
+            ParPhase::Await(c) => {
+                let CaseState::Chosen { poisoned } = c.state else {
+                    panic!("hoare: a chosen par send has a result");
+                };
+                ParPhase::Done(if poisoned {
+                    Err((SendFail::Poisoned, c.value_back()))
+                } else {
+                    Ok(())
+                })
+            }
+            done => done,
+        };
+        matches!(self.phase, ParPhase::Done(_))
+    }
+
+    /// The deadline passed: a value not yet offered comes back; one offered and
+    /// not taken by every reader is withdrawn (see
+    /// [`BroadcastSender::send_deadline`]).
+    pub(crate) fn abandon(&mut self) {
+        self.phase = match std::mem::replace(&mut self.phase, ParPhase::Done(Ok(()))) {
+            ParPhase::Offer(mut c) => ParPhase::Done(Err((SendFail::Timeout, {
+                c.kept_value = None;
+                c.take_unsent()
+                    .expect("hoare: an abandoned send keeps its value")
+            }))),
+            ParPhase::Await(c) => {
+                let mut garbage = Vec::new();
+                let mut g = self.raw.lock();
+                let withdrawn = g.withdraw(self.raw.cap, c.seq, &mut garbage).is_some();
+                let lost = c.seq < g.head && c.seq >= g.lost_from;
+                drop(g);
+                drop(garbage);
+                ParPhase::Done(if withdrawn {
+                    Err((SendFail::Timeout, c.value_back()))
+                } else if lost {
+                    Err((SendFail::Poisoned, c.value_back()))
+                } else {
+                    Ok(())
+                })
+            }
+            done => done,
+        };
+    }
+
+    pub(crate) fn is_ok(&self) -> bool {
+        matches!(self.phase, ParPhase::Done(Ok(())))
+    }
+
+    pub(crate) fn result(self) -> Result<(), (SendFail, T)> {
+        match self.phase {
+            ParPhase::Done(r) => r,
+            _ => panic!("hoare: a par branch without a result"),
+        }
+    }
+}
+
+impl<T: Clone> BcastSendCase<'_, T> {
+    /// A deferred guard that pushed its value: a reference to it, to give it back
+    /// if the takers do not all take it.
+    fn kept(&mut self) -> Shared<T> {
+        self.state = CaseState::Taken;
+        self.kept_value
+            .take()
+            .expect("a deferred guard keeps its value")
+    }
+}
+
+/// The second half of a [`ParSend`] on a rendezvous broadcast: ready once value
+/// `seq` has been taken by every reader, or discarded by a reader's poison.
+struct TakersCase<'a, T> {
+    raw: &'a RawBroadcast<T>,
+    seq: u64,
+    kept: Shared<T>,
+    lock: BLock<'a, T>,
+    state: CaseState,
+}
+
+impl<T: Clone> TakersCase<'_, T> {
+    fn value_back(self) -> T {
+        own(self.kept)
+    }
+
+    fn check(&mut self, g: &State<T>) -> bool {
+        if self.seq >= g.head {
+            return false;
+        }
+        self.state = CaseState::Chosen {
+            poisoned: self.seq >= g.lost_from,
+        };
+        true
+    }
+}
+
+// SAFETY: as for `BcastRecvCase`.
+unsafe impl<'a, T: Clone> Case for TakersCase<'a, T> {
+    fn kind(&self) -> Kind {
+        Kind::Chan
+    }
+
+    fn addr(&self) -> usize {
+        self.raw.addr()
+    }
+
+    fn guard(&self) -> Option<crate::wait::Guard> {
+        Some(crate::wait::Guard::Chan {
+            op: "send",
+            chan: self.raw.object(),
+        })
+    }
+
+    fn try_alone(&mut self) -> bool {
+        let g = self.raw.lock();
+        self.check(&g)
+    }
+
+    fn lock_own(&mut self) {
+        self.lock.own = Some(self.raw.lock());
+        self.lock.shared = ptr::null_mut();
+    }
+
+    fn lock_slot(&mut self) -> *mut () {
+        &mut self.lock.own as *mut Option<SpinGuard<'a, State<T>>> as *mut ()
+    }
+
+    unsafe fn lock_shared(&mut self, slot: *mut ()) {
+        self.lock.shared = slot as *mut Option<SpinGuard<'a, State<T>>>;
+    }
+
+    fn unlock(&mut self) {
+        self.lock.own = None;
+        self.lock.shared = ptr::null_mut();
+    }
+
+    fn try_locked(&mut self) -> bool {
+        let g: *const State<T> = self.lock.get();
+        // SAFETY: the lock is held until `unlock`; `check` does not touch
+        // `self.lock`.
+        self.check(unsafe { &*g })
+    }
+
+    unsafe fn register(&mut self, waiter: *const Waiter, token: usize) {
+        let seq = self.seq;
+        let g = self.lock.get();
+        // `try_locked` found the value there under this same lock.
+        let k = (seq - g.head) as usize;
+        g.items[k].writer = Some((waiter, token, ptr::null()));
+    }
+
+    fn unregister(&mut self, waiter: *const Waiter) {
+        let mut g = self.raw.lock();
+        unhook(&mut g, self.seq, waiter);
+    }
+
+    fn unregister_locked(&mut self, waiter: *const Waiter) {
+        let seq = self.seq;
+        unhook(self.lock.get(), seq, waiter);
+    }
+
+    fn passive(&mut self, poisoned: bool) {
+        self.state = CaseState::Chosen { poisoned };
+    }
+}
+
+/// Unhooks `waiter` from value `seq`, if it is still hooked there.
+fn unhook<T>(g: &mut State<T>, seq: u64, waiter: *const Waiter) {
+    if seq >= g.head && seq < g.tail() {
+        let k = (seq - g.head) as usize;
+        if g.items[k].writer.is_some_and(|(w, _, _)| w == waiter) {
+            g.items[k].writer = None;
+        }
     }
 }

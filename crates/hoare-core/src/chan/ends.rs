@@ -634,6 +634,16 @@ impl<T, S: Sharing> Receiver<T, S> {
         crate::alt::RecvCase::new(if on { Some(&*self.chan) } else { None })
     }
 
+    #[doc(hidden)]
+    #[inline]
+    pub fn __alt_recv_with_case<R, F: FnOnce(T) -> R>(
+        &self,
+        on: bool,
+        f: F,
+    ) -> crate::alt::ExtRecvCase<'_, T, F> {
+        crate::alt::ExtRecvCase::new(if on { Some(&*self.chan) } else { None }, f)
+    }
+
     /// The number of items buffered in the channel now: always 0 on a rendezvous
     /// channel (see also [`capacity`](Self::capacity)). Another process may change
     /// it at once; use it for monitoring, not to decide whether an operation will
