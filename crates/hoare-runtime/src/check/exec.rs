@@ -77,6 +77,8 @@ pub(crate) struct CProc {
     pub(crate) name: Option<String>,
     pub(crate) site: &'static Location<'static>,
     exec: *const Exec,
+    /// How many channels and barriers it has made (see [`Park::created`]).
+    made: Cell<u32>,
 }
 
 impl CProc {
@@ -184,6 +186,15 @@ impl Park for CProc {
         self.unwinding.get()
     }
 
+    fn created(&self, id: u64) {
+        // Named by maker and order: the same object in every execution that
+        // shares the prefix in which it was made.
+        let n = self.made.get();
+        self.made.set(n + 1);
+        let name = (u64::from(self.idx) << 32) | u64::from(n);
+        self.exec().made.borrow_mut().insert(id, name);
+    }
+
     fn step(&self, op: Op) {
         if self.unwinding.get() {
             return;
@@ -228,6 +239,25 @@ pub(crate) enum End {
     Nondeterministic(String),
 }
 
+/// Object ids, kept across the executions of a check: a step's accesses are
+/// compared with those of a step of an earlier execution (sleep sets), so the
+/// same object must have the same id in both.
+#[derive(Default)]
+pub(crate) struct Names {
+    ids: FxMap<Key, u32>,
+    class: Vec<Class>,
+}
+
+impl Names {
+    fn id(&mut self, k: Key, class: Class) -> u32 {
+        let n = self.class.len() as u32;
+        *self.ids.entry(k).or_insert_with(|| {
+            self.class.push(class);
+            n
+        })
+    }
+}
+
 /// The state of one execution.
 pub(crate) struct Exec {
     // Boxed: a process's header must not move (unparkers and coroutines point
@@ -245,8 +275,12 @@ pub(crate) struct Exec {
     timers: RefCell<BTreeSet<(Instant, u32)>>,
     /// Channels with a blocked alt on them: object → the alts' processes.
     alts_on: RefCell<FxMap<u32, Vec<u32>>>,
-    objs: RefCell<FxMap<Key, u32>>,
-    pub(crate) obj_class: RefCell<Vec<Class>>,
+    /// Objects made in this execution: `ObjInfo` id → (maker, order).
+    made: RefCell<FxMap<u64, u64>>,
+    /// Object ids, kept across executions.
+    names: *const RefCell<Names>,
+    /// Object ids → the numbers reports show (see [`shown`](Self::shown)).
+    shown: RefCell<FxMap<u32, u32>>,
     /// The identity (name, creation site) of each object, where known.
     pub(crate) obj_info: RefCell<Vec<Option<ObjInfo>>>,
     pub(crate) trace: RefCell<Vec<Event>>,
@@ -292,6 +326,7 @@ pub(crate) fn conflict(a: Access, b: Access) -> bool {
 impl Exec {
     pub(crate) fn new(
         stacks: &RefCell<Vec<DefaultStack>>,
+        names: &RefCell<Names>,
         stack_size: usize,
         record: bool,
     ) -> Self {
@@ -305,8 +340,9 @@ impl Exec {
             ready_pos: RefCell::new(Vec::new()),
             timers: RefCell::new(BTreeSet::new()),
             alts_on: RefCell::new(FxMap::default()),
-            objs: RefCell::new(FxMap::default()),
-            obj_class: RefCell::new(Vec::new()),
+            made: RefCell::new(FxMap::default()),
+            names,
+            shown: RefCell::new(FxMap::default()),
             obj_info: RefCell::new(Vec::new()),
             trace: RefCell::new(Vec::new()),
             schedule: RefCell::new(Vec::new()),
@@ -329,15 +365,58 @@ impl Exec {
         &*self.procs.borrow()[idx as usize]
     }
 
-    /// The object id of `k` (in order of first appearance).
+    /// The object id of `k`: the same in every execution for the same object.
+    /// A channel, barrier or scope made by a process of the execution is named
+    /// by its maker and the order in which the maker made it (both depend only
+    /// on the prefix of the execution in which it was made); an object made
+    /// outside the check keeps its key (it lives across executions); a join
+    /// or a wait is named by its process.
     pub(crate) fn obj(&self, k: Key, class: Class) -> u32 {
-        let mut m = self.objs.borrow_mut();
+        let k = match k {
+            Key::Obj(Class::Chan | Class::Barrier, a) => self.made_key(a).unwrap_or(k),
+            Key::Obj(Class::Join, a) if a & super::SCOPE_BIT != 0 => {
+                self.made_key(a & !super::SCOPE_BIT).unwrap_or(k)
+            }
+            k => k,
+        };
+        // SAFETY: the names outlive every execution of the check.
+        let mut n = unsafe { (*self.names).borrow_mut() };
+        let id = n.id(k, class);
+        let mut infos = self.obj_info.borrow_mut();
+        if infos.len() <= id as usize {
+            infos.resize(id as usize + 1, None);
+        }
+        id
+    }
+
+    fn made_key(&self, id: usize) -> Option<Key> {
+        self.made.borrow().get(&(id as u64)).map(|&m| Key::Made(m))
+    }
+
+    /// The number object `id` is shown by in reports: its order of first
+    /// appearance in this execution's trace (the ids themselves depend on what
+    /// earlier executions met first).
+    pub(crate) fn shown(&self, id: u32) -> u32 {
+        let mut m = self.shown.borrow_mut();
+        if m.is_empty() {
+            for e in self.trace.borrow().iter() {
+                for &(o, _) in e.acc.iter() {
+                    let n = m.len() as u32;
+                    m.entry(o).or_insert(n);
+                }
+            }
+        }
         let n = m.len() as u32;
-        *m.entry(k).or_insert_with(|| {
-            self.obj_class.borrow_mut().push(class);
-            self.obj_info.borrow_mut().push(None);
-            n
-        })
+        *m.entry(id).or_insert(n)
+    }
+
+    /// The class of object `id`.
+    pub(crate) fn obj_class(&self, id: u32) -> Option<Class> {
+        // SAFETY: as in `obj`.
+        unsafe { (*self.names).borrow() }
+            .class
+            .get(id as usize)
+            .copied()
     }
 
     /// The accesses of `op`, object ids assigned.
@@ -394,6 +473,7 @@ impl Exec {
             name,
             site,
             exec: self,
+            made: Cell::new(0),
         });
         let pp = &*p as *const CProc as usize;
         // SAFETY: the caller's contract keeps `body`'s borrows alive while the
@@ -649,9 +729,8 @@ impl Exec {
                 self.resume(p);
                 // An alt that blocked only registered on its channels.
                 if kind == OpKind::Alt && pr.state.get() == PState::Blocked {
-                    let class = self.obj_class.borrow();
                     for a in self.cur_acc.borrow_mut().iter_mut().take(nobjs) {
-                        if class[a.0 as usize] == Class::Chan {
+                        if self.obj_class(a.0) == Some(Class::Chan) {
                             a.1 = Access::Register;
                         }
                     }

@@ -45,7 +45,7 @@ mod report;
 pub use report::{Report, ReportKind};
 
 use corosensei::stack::DefaultStack;
-use exec::{End, Exec};
+use exec::{End, Exec, Names};
 use std::cell::RefCell;
 use std::panic::Location;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -71,6 +71,9 @@ pub(crate) enum Key {
     Obj(hoare_core::step::Class, usize),
     /// The wait of a process (an alt's, a timed operation's).
     Wait(u32),
+    /// A channel, barrier or scope made within the execution: (its maker's
+    /// index << 32) | (how many objects its maker had made before).
+    Made(u64),
 }
 
 /// A fast hasher for the checker's small integer keys (FxHash's mix).
@@ -635,6 +638,7 @@ impl Builder {
         let root: &dyn Fn() = &root;
         let t0 = Instant::now();
         let stacks = RefCell::new(Vec::new());
+        let names = RefCell::new(Names::default());
         let watch = Watch::new(self.watchdog);
         let mut stats = Stats {
             executions: 0,
@@ -650,7 +654,7 @@ impl Builder {
             .clone()
             .or_else(|| std::env::var("HOARE_CHECK_REPLAY").ok());
         let run_one = |strat: &mut dyn Strategy, stats: &mut Stats, record: bool| {
-            let ex = Exec::new(&stacks, self.stack_size, record);
+            let ex = Exec::new(&stacks, &names, self.stack_size, record);
             let end = ex.run(root, strat, self.quiescent, limit, &watch);
             stats.steps += ex.schedule.borrow().len() as u64;
             (ex, end)
@@ -669,7 +673,7 @@ impl Builder {
                 return Some(report::build(ex, end));
             }
             // Not recorded (random, PCT): replay the schedule with recording.
-            let again = Exec::new(&stacks, self.stack_size, true);
+            let again = Exec::new(&stacks, &names, self.stack_size, true);
             let mut st = Replay {
                 s: ex.schedule.borrow().clone(),
                 at: 0,
@@ -765,7 +769,7 @@ impl Builder {
         if !self.shrink || matches!(end, End::Nondeterministic(_)) {
             return Err(report);
         }
-        Err(self.shrink_report(report, sched, &end, root, &stacks, &watch))
+        Err(self.shrink_report(report, sched, &end, root, &stacks, &names, &watch))
     }
 
     /// Deletes choices from a failing schedule while it still fails the same
@@ -777,6 +781,7 @@ impl Builder {
         end: &End,
         root: &dyn Fn(),
         stacks: &RefCell<Vec<DefaultStack>>,
+        names: &RefCell<Names>,
         watch: &Watch,
     ) -> Report {
         let kind = report::kind_of(end);
@@ -789,7 +794,7 @@ impl Builder {
             tries += 1;
             let mut cand = sched.clone();
             cand.remove(i);
-            let ex = Exec::new(stacks, self.stack_size, true);
+            let ex = Exec::new(stacks, names, self.stack_size, true);
             let mut st = Replay {
                 s: cand,
                 at: 0,
@@ -874,6 +879,18 @@ pub(crate) fn exit(slot: usize, scope: usize, panic: Option<&crate::ProcessError
         ex.record_panic(e.clone(), exec::current_proc().unwrap_or(0));
     }
 }
+
+/// The key a scope is known by in its `Join`-class steps: an
+/// [`ObjInfo`](hoare_core::wait::ObjInfo) id (which a checker's process maps to
+/// a name stable across executions, see `Park::created`) with the top bit set,
+/// so it never collides with a joined process's id.
+pub(crate) fn scope_key() -> usize {
+    let id = hoare_core::wait::ObjInfo::here(None).id() as usize;
+    id | SCOPE_BIT
+}
+
+/// Marks a scope's key (see [`scope_key`]).
+pub(crate) const SCOPE_BIT: usize = 1 << (usize::BITS - 1);
 
 /// The id of the running process of a check on this thread.
 pub(crate) fn current_id() -> Option<u64> {

@@ -112,13 +112,16 @@ fn op_name(k: OpKind) -> &'static str {
 }
 
 fn obj_name(ex: &Exec, id: u32) -> String {
+    let shown = ex.shown(id);
     if let Some(Some(i)) = ex.obj_info.borrow().get(id as usize) {
         return match i.name() {
             Some(n) => n.to_owned(),
-            None => format!("chan#{id}@{}:{}", i.site().file(), i.site().line()),
+            None => format!("chan#{shown}@{}:{}", i.site().file(), i.site().line()),
         };
     }
-    match ex.obj_class.borrow().get(id as usize) {
+    let class = ex.obj_class(id);
+    let id = shown;
+    match class {
         Some(Class::Chan) => format!("chan#{id}"),
         Some(Class::Barrier) => format!("barrier#{id}"),
         Some(Class::Join) => format!("join#{id}"),
@@ -281,7 +284,7 @@ pub(crate) fn build(ex: &Exec, end: &End) -> Report {
                     .acc
                     .iter()
                     .filter(|(o, _)| {
-                        ex.obj_class.borrow()[*o as usize] != Class::Join
+                        ex.obj_class(*o) != Some(Class::Join)
                             || k == OpKind::Join
                             || k == OpKind::Exit
                     })
