@@ -127,7 +127,7 @@ impl Park for CProc {
             return;
         }
         if self.unwinding.get() {
-            // Leftover processes are reset, never unwound: cannot happen.
+            // Being unwound at the end of the execution: nobody will wake it.
             return;
         }
         self.waiting.set(w);
@@ -793,9 +793,13 @@ impl Exec {
         let body = move || {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(root));
             if let Err(e) = r {
-                // SAFETY: the execution outlives its processes.
-                let ex = unsafe { &*current() };
-                ex.record_panic(crate::ProcessError::from_panic(&*e), 0);
+                // Null when the root is unwound at the end of the execution
+                // (`teardown`): not a failure.
+                let ex = current();
+                if !ex.is_null() {
+                    // SAFETY: the execution outlives its processes.
+                    unsafe { (*ex).record_panic(crate::ProcessError::from_panic(&*e), 0) };
+                }
             }
         };
         // SAFETY: every process is finished or reset before `run` returns.
@@ -872,31 +876,52 @@ impl Exec {
         }
     }
 
-    /// Resets every process that has not finished (without unwinding it: what
-    /// it holds is leaked) and returns the stacks to the cache.
+    /// Unwinds every process that has not finished (a failing or cut execution
+    /// leaves some blocked or ready): their frames are dropped as a panic
+    /// would drop them (the ends they hold, their heap values), children
+    /// before the processes that made them (a scope's owner waits for its
+    /// children's count-down as it unwinds). Then returns the stacks to the
+    /// cache and frees the processes.
     pub(crate) fn teardown(&self) {
         hstep::set_virtual_now(None);
+        let procs: Vec<*const CProc> = self
+            .procs
+            .borrow()
+            .iter()
+            .map(|p| &**p as *const CProc)
+            .collect();
+        for &p in procs.iter().rev() {
+            // SAFETY: the processes live until the end of this function.
+            let pr = unsafe { &*p };
+            // SAFETY: nothing else runs the coroutine any more, and the
+            // reference ends before the next process's.
+            let Some(c) = (unsafe { (*pr.coro.get()).as_mut() }) else {
+                continue;
+            };
+            if c.done() {
+                continue;
+            }
+            // Every hoare operation it performs now returns at once (its
+            // scheduling points, parks and joins see `unwinding`).
+            pr.unwinding.set(true);
+            let dynp: NonNull<dyn Park> = NonNull::from(pr);
+            // SAFETY: the process runs on this thread until `force_unwind`
+            // returns, and the pointer is reset right after.
+            unsafe { park::set_current_process(Some(dynp)) };
+            // Not started: drops its closure; suspended: unwinds from the
+            // suspension point (again at every later suspension, should a
+            // `catch_unwind` in it stop the unwinding) until it returns.
+            c.force_unwind();
+            // SAFETY: unsetting is always sound.
+            unsafe { park::set_current_process(None) };
+        }
+        self.woken.borrow_mut().clear();
         let procs = std::mem::take(&mut *self.procs.borrow_mut());
-        for p in procs.iter() {
+        for p in procs {
             // SAFETY: nothing runs the coroutine any more.
-            if let Some(mut c) = unsafe { (*p.coro.get()).take() } {
-                if c.started() && !c.done() {
-                    p.unwinding.set(true);
-                    // SAFETY: the coroutine's frames are abandoned, not unwound:
-                    // whatever they own is leaked, and nothing refers to them
-                    // (every object that could hold a pointer into the stack is
-                    // owned by one of these frames too, or leaked with them).
-                    unsafe { c.force_reset() };
-                }
+            if let Some(c) = unsafe { (*p.coro.get()).take() } {
                 // SAFETY: the stack cache outlives every execution.
                 unsafe { (*self.stacks).borrow_mut().push(c.into_stack()) };
-            }
-        }
-        // Process headers are leaked too: a leaked object may still hold an
-        // unparker pointing at one.
-        for p in procs {
-            if p.state.get() != PState::Done {
-                std::mem::forget(p);
             }
         }
     }
