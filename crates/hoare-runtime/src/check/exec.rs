@@ -83,7 +83,7 @@ pub(crate) struct CProc {
 
 impl CProc {
     fn exec(&self) -> &Exec {
-        // SAFETY: an execution outlives its processes (it resets them before it
+        // SAFETY: an execution outlives its processes (it unwinds them before it
         // goes).
         unsafe { &*self.exec }
     }
@@ -439,7 +439,7 @@ impl Exec {
     /// Creates a process (started at the end of the step).
     ///
     /// # Safety
-    /// Whatever `body` borrows outlives the process (the checker resets or
+    /// Whatever `body` borrows outlives the process (the checker unwinds or
     /// finishes every process before the execution, and `run`, end).
     pub(crate) unsafe fn spawn(
         &self,
@@ -802,7 +802,7 @@ impl Exec {
                 }
             }
         };
-        // SAFETY: every process is finished or reset before `run` returns.
+        // SAFETY: every process is finished, or unwound by `teardown` while `root` lives.
         unsafe { self.spawn(Some("root".into()), Location::caller(), Box::new(body)) };
         self.drain();
         let mut en = Vec::new();

@@ -829,7 +829,7 @@ pub(crate) fn active() -> bool {
 ///
 /// # Safety
 /// Whatever `body` borrows outlives the process (a scope joins it first; the
-/// checker resets every process before the execution ends).
+/// checker unwinds every process before the execution ends).
 pub(crate) unsafe fn spawn(
     name: Option<String>,
     site: &'static Location<'static>,
