@@ -747,3 +747,52 @@ fn no_leak_across_executions() {
     assert_eq!(LIVE.load(std::sync::atomic::Ordering::Relaxed), 0);
     assert_eq!(std::sync::Arc::strong_count(&shared), 1);
 }
+
+/// `HOARE_CHECK` overrides a test's builder (the test's own exhaustive check
+/// of the pair becomes 37 random executions), and a bad value is a panic
+/// naming the variable, never a silent default. The checks run in child
+/// processes (this test binary again) so the variable does not reach the other
+/// tests.
+///
+/// Fails (the child reports 2 executions; the bad value passes) when
+/// `try_run` does not read the variable.
+#[test]
+fn hoare_check_environment_overrides_the_builder() {
+    const CHILD: &str = "HOARE_CHECK_ENV_CHILD";
+    if std::env::var_os(CHILD).is_some() {
+        let s = Builder::new().exhaustive().run(|| pair(Writing::Par, 3));
+        println!("executions={} complete={}", s.executions(), s.complete());
+        return;
+    }
+    let child = |spec: &str| {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "hoare_check_environment_overrides_the_builder",
+                "--nocapture",
+            ])
+            .env(CHILD, "1")
+            .env("HOARE_CHECK", spec)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    let (ok, out) = child("random:37,seed=7");
+    assert!(ok, "{out}");
+    assert!(out.contains("executions=37 complete=false"), "{out}");
+    let (ok, out) = child("pct:3:11,max_steps=1000");
+    assert!(ok, "{out}");
+    assert!(out.contains("executions=11 complete=false"), "{out}");
+    let (ok, out) = child("exhaustive,max_time=30s");
+    assert!(ok, "{out}");
+    assert!(out.contains("executions=2 complete=true"), "{out}");
+    for bad in ["random:lots", "rand:5", "exhaustive,sed=3", "pct:3"] {
+        let (ok, out) = child(bad);
+        assert!(!ok, "{bad}: {out}");
+        assert!(out.contains("bad HOARE_CHECK="), "{bad}: {out}");
+    }
+}

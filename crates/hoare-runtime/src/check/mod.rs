@@ -615,6 +615,83 @@ impl Builder {
         }
     }
 
+    /// This builder with `spec` applied: the grammar of the `HOARE_CHECK`
+    /// environment variable, which [`try_run`](Self::try_run) and
+    /// [`run`](Self::run) apply over the builder's own settings, so that CI
+    /// can deepen a test's check without changing its code:
+    ///
+    /// ```text
+    /// spec   := [mode] ("," option)*
+    /// mode   := "exhaustive" | "random:" N | "pct:" DEPTH ":" N
+    /// option := "seed=" N | "max_steps=" N | "max_time=" SECONDS ("s" | "ms")?
+    ///         | "quiescent" | "racing"
+    /// ```
+    ///
+    /// e.g. `HOARE_CHECK=random:1000,seed=7`, `pct:3:500`, `exhaustive,max_time=60`.
+    /// An empty value changes nothing.
+    ///
+    /// # Errors
+    /// A value outside the grammar, with what is wrong with it.
+    ///
+    /// ```
+    /// use hoare_runtime::check::Builder;
+    /// let b = Builder::new().apply_spec("random:20,seed=7").unwrap();
+    /// assert_eq!(b.run(|| ()).executions(), 20);
+    /// assert!(Builder::new().apply_spec("randm:20").is_err());
+    /// ```
+    pub fn apply_spec(mut self, spec: &str) -> Result<Self, String> {
+        fn num<T: std::str::FromStr>(what: &str, v: &str) -> Result<T, String> {
+            v.trim()
+                .parse()
+                .map_err(|_| format!("{what}: {v:?} is not a number"))
+        }
+        for (i, part) in spec.split(',').map(str::trim).enumerate() {
+            if part.is_empty() {
+                continue;
+            }
+            let mut f = part.split(':');
+            let head = f.next().unwrap_or("");
+            let args: Vec<&str> = f.collect();
+            match (head, args.as_slice()) {
+                ("exhaustive", []) if i == 0 => self.mode = Mode::Exhaustive,
+                ("random", [n]) if i == 0 => self.mode = Mode::Random(num("random", n)?),
+                ("pct", [d, n]) if i == 0 => {
+                    self.mode = Mode::Pct(num("pct depth", d)?, num("pct executions", n)?)
+                }
+                ("quiescent", []) => self.quiescent = true,
+                ("racing", []) => self.quiescent = false,
+                (opt, []) if opt.contains('=') => {
+                    let (k, v) = opt.split_once('=').unwrap_or((opt, ""));
+                    match k.trim() {
+                        "seed" => self.seed = num("seed", v)?,
+                        "max_steps" => self.max_steps = Some(num("max_steps", v)?),
+                        "max_time" => {
+                            let v = v.trim();
+                            let d = if let Some(ms) = v.strip_suffix("ms") {
+                                Duration::from_millis(num("max_time", ms)?)
+                            } else {
+                                let secs: f64 = num("max_time", v.strip_suffix('s').unwrap_or(v))?;
+                                if !(secs.is_finite() && secs >= 0.0) {
+                                    return Err(format!("max_time: {v:?} is not a duration"));
+                                }
+                                Duration::from_secs_f64(secs)
+                            };
+                            self.max_time = Some(d);
+                        }
+                        _ => return Err(format!("unknown option {k:?}")),
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "{part:?} is not a mode (exhaustive, random:N, pct:DEPTH:N, first) \
+                         or an option (seed=N, max_steps=N, max_time=SECONDS, quiescent, racing)"
+                    ))
+                }
+            }
+        }
+        Ok(self)
+    }
+
     /// Checks `f` as [`run`](Self::run) does, returning the first failure as a
     /// [`Report`].
     ///
@@ -628,7 +705,27 @@ impl Builder {
     ///     .unwrap_err();
     /// assert_eq!(r.kind(), ReportKind::Deadlock);
     /// ```
+    ///
+    /// # Panics
+    /// When the `HOARE_CHECK` environment variable is set to a value outside
+    /// the grammar of [`apply_spec`](Self::apply_spec) (the message names the
+    /// variable and what is wrong: a bad value is never ignored).
     pub fn try_run<F, R>(&self, f: F) -> Result<Stats, Report>
+    where
+        F: Fn() -> R,
+    {
+        if let Some(spec) = std::env::var_os("HOARE_CHECK") {
+            let spec = spec.to_string_lossy();
+            let b = self
+                .clone()
+                .apply_spec(&spec)
+                .unwrap_or_else(|e| panic!("hoare::check: bad HOARE_CHECK={spec:?}: {e}"));
+            return b.try_run_here(f);
+        }
+        self.try_run_here(f)
+    }
+
+    fn try_run_here<F, R>(&self, f: F) -> Result<Stats, Report>
     where
         F: Fn() -> R,
     {
