@@ -796,3 +796,92 @@ fn hoare_check_environment_overrides_the_builder() {
         assert!(out.contains("bad HOARE_CHECK="), "{bad}: {out}");
     }
 }
+
+/// Two readers of a buffered broadcast: one takes the value, the other poisons
+/// the broadcast from the reading side (which discards what is buffered). Both
+/// orders are explored, so the first reader is seen both to get the value and
+/// to see the poison.
+///
+/// Fails (only `Ok(1)` seen) when a broadcast receive is not a scheduling
+/// point (its `check_step!` in `RawBroadcast::recv` removed).
+#[test]
+fn broadcast_readers_are_explored_in_both_orders() {
+    let seen = Mutex::new(BTreeSet::new());
+    let s = Builder::new().exhaustive().run(|| {
+        let (tx, r1) = hoare::broadcast_bounded::<u32>(1);
+        let r2 = r1.subscribe();
+        tx.send(1).unwrap();
+        let (a, ()) = hoare::par2(move || r1.recv().ok(), move || r2.poison());
+        seen.lock().unwrap().insert(a);
+    });
+    assert!(s.complete());
+    assert_eq!(
+        *seen.lock().unwrap(),
+        BTreeSet::from([None, Some(1)]),
+        "{s:?}"
+    );
+}
+
+/// A rendezvous broadcast whose writer waits for a reader that waits for the
+/// writer: the checker finds the deadlock and names the broadcast (by its
+/// creation site).
+#[test]
+fn broadcast_deadlock_is_found() {
+    let r = Builder::new()
+        .exhaustive()
+        .try_run(|| {
+            let (btx, r1) = hoare::broadcast::<u32>();
+            let r2 = r1.subscribe();
+            let (tx, rx) = hoare::one2one::<()>();
+            hoare::par3(
+                move || {
+                    btx.send(1).unwrap();
+                    tx.send(()).unwrap();
+                },
+                move || r1.recv().unwrap(),
+                move || {
+                    rx.recv().unwrap();
+                    r2.recv().unwrap()
+                },
+            );
+        })
+        .unwrap_err();
+    assert_eq!(r.kind(), ReportKind::Deadlock);
+    assert!(r.to_string().contains("check.rs"), "{r}");
+}
+
+/// A `Par` sending to two channels at once, each read by a process that then
+/// reports on one any2one channel: both orders of the two communications are
+/// explored. (A `Par`'s rounds are alt steps, the scheduling point in
+/// `engine::run`; the order here is decided by the readers' later steps, so
+/// the test does not depend on that point.)
+///
+/// Fails (only `[1, 2]`) when two sends on one channel are made independent
+/// (`conflict` returns `false` for `(Send, Send)`).
+#[test]
+fn par_send_to_two_channels_is_explored() {
+    let seen = Mutex::new(BTreeSet::new());
+    let s = Builder::new().exhaustive().run(|| {
+        let (ta, ra) = hoare::one2one::<u32>();
+        let (tb, rb) = hoare::one2one::<u32>();
+        let (log_tx, log_rx) = hoare::any2one::<u32>();
+        let l2 = log_tx.clone();
+        let got = Mutex::new([0; 2]);
+        let fs: Vec<hoare::ParFn<()>> = vec![
+            Box::new(move || {
+                let mut p = hoare::Par::new();
+                p.send(&ta, 1, |r| r.unwrap());
+                p.send(&tb, 2, |r| r.unwrap());
+                assert!(p.run());
+            }),
+            Box::new(move || log_tx.send(ra.recv().unwrap()).unwrap()),
+            Box::new(move || l2.send(rb.recv().unwrap()).unwrap()),
+            Box::new(|| *got.lock().unwrap() = [log_rx.recv().unwrap(), log_rx.recv().unwrap()]),
+        ];
+        hoare::par(fs);
+        let got = *got.lock().unwrap();
+        seen.lock().unwrap().insert(got);
+    });
+    assert!(s.complete());
+    assert_eq!(*seen.lock().unwrap(), BTreeSet::from([[1, 2], [2, 1]]));
+}

@@ -439,6 +439,21 @@ impl<T> RawBroadcast<T> {
         self.poisoned.load(Ordering::Acquire)
     }
 
+    /// The checker's description of an operation on this broadcast: it
+    /// conflicts with every other operation on it (two readers' receives do
+    /// too: which one takes a value first decides who may see a later poison
+    /// or a rendezvous writer's return), and a timed one touches the clock.
+    #[cfg(feature = "check")]
+    fn step_op(&self, kind: crate::step::OpKind, timed: bool) -> crate::step::Op {
+        use crate::step::{Access, Class, Op, CLOCK};
+        let mut op =
+            Op::one(kind, self.info.id() as usize, Class::Chan, Access::Other).with_info(self.info);
+        if timed {
+            op.objs.push(CLOCK);
+        }
+        op
+    }
+
     /// Poisons; `reader`: from the reading side (discards the values).
     fn poison(&self, reader: bool) {
         let mut garbage = Vec::new();
@@ -601,6 +616,8 @@ impl<T> fmt::Debug for BroadcastReceiver<T> {
 
 /// Joins a new reader at the tail of `raw`.
 fn subscribe<T>(raw: &crate::sync::Arc<RawBroadcast<T>>) -> BroadcastReceiver<T> {
+    // A send before or after the new reader joined differs.
+    crate::check_step!(|| raw.step_op(crate::step::OpKind::Enroll, false));
     let id = raw.lock().join();
     BroadcastReceiver {
         raw: raw.clone(),
@@ -713,6 +730,7 @@ impl<T: Clone> RawBroadcast<T> {
     }
 
     fn send(&self, value: T) -> Result<(), SendError<T>> {
+        crate::check_step!(|| self.step_op(crate::step::OpKind::Send, false));
         let v = ValueArc::new(value);
         let mut garbage = Vec::new();
         let mut g = self.lock();
@@ -762,6 +780,14 @@ impl<T: Clone> RawBroadcast<T> {
     }
 
     fn recv(&self, id: usize, deadline: Option<Option<Instant>>) -> Result<T, RecvFailure> {
+        crate::check_step!(|| {
+            use crate::step::OpKind;
+            match deadline {
+                None => self.step_op(OpKind::TryRecv, false),
+                Some(None) => self.step_op(OpKind::Recv, false),
+                Some(Some(_)) => self.step_op(OpKind::TimedRecv, true),
+            }
+        });
         let mut garbage = Vec::new();
         let mut g = self.lock();
         if let Some(v) = g.take(self.cap, id, &mut garbage) {
@@ -854,6 +880,7 @@ impl<T> BroadcastSender<T> {
     /// buffered values, then see the poison.
     pub fn poison(&self) {
         if self.poisonable {
+            crate::check_step!(|| self.raw.step_op(crate::step::OpKind::Poison, false));
             self.raw.poison(false);
         }
     }
@@ -965,6 +992,7 @@ impl<T> BroadcastReceiver<T> {
     /// values; a rendezvous writer waiting for its readers gets its value back.
     pub fn poison(&self) {
         if self.poisonable {
+            crate::check_step!(|| self.raw.step_op(crate::step::OpKind::Poison, false));
             self.raw.poison(true);
         }
     }
@@ -1020,12 +1048,14 @@ impl<T> BroadcastReceiver<T> {
 
 impl<T> Drop for BroadcastSender<T> {
     fn drop(&mut self) {
+        crate::check_step!(|| self.raw.step_op(crate::step::OpKind::DropEnd, false));
         self.raw.poison(false);
     }
 }
 
 impl<T> Drop for BroadcastReceiver<T> {
     fn drop(&mut self) {
+        crate::check_step!(|| self.raw.step_op(crate::step::OpKind::DropEnd, false));
         let mut garbage = Vec::new();
         let last = self.raw.lock().leave(self.raw.cap, self.id, &mut garbage);
         drop(garbage);
