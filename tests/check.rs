@@ -326,8 +326,18 @@ fn timeout_race_deadlock_is_found_with_racing_time() {
         .unwrap_err();
     assert_eq!(r.kind(), ReportKind::Deadlock, "{r}");
     let text = r.to_string();
-    assert!(text.contains("root (#0): blocked in send"), "{text}");
-    assert!(text.contains("#1 (spawned at"), "{text}");
+    // Read as the runtime's deadlock detector reports it.
+    assert!(
+        text.contains("hoare: deadlock: all 2 live process(es) are blocked"),
+        "{text}"
+    );
+    assert!(text.contains("process 'root' (id 0, spawned at"), "{text}");
+    assert!(
+        text.contains("waits for send on channel created at"),
+        "{text}"
+    );
+    assert!(text.contains("process 1 (spawned at"), "{text}");
+    assert!(text.contains("wait-for cycle: root → channel@"), "{text}");
     let s = Builder::new()
         .exhaustive()
         .quiescent_time()

@@ -79,6 +79,8 @@ pub(crate) struct CProc {
     exec: *const Exec,
     /// How many channels and barriers it has made (see [`Park::created`]).
     made: Cell<u32>,
+    /// The top of its stack (for the ends a report finds on it).
+    top: usize,
 }
 
 impl CProc {
@@ -92,6 +94,17 @@ impl CProc {
         let y = self.yielder.get();
         // SAFETY: set when the coroutine started; we run on its stack now.
         unsafe { (*y).suspend(s) };
+    }
+
+    /// The top of its stack (0 once it has ended).
+    pub(crate) fn stack_top(&self) -> usize {
+        // SAFETY: only reports call this, between steps: nobody runs the
+        // coroutine.
+        if unsafe { (*self.coro.get()).is_some() } {
+            self.top
+        } else {
+            0
+        }
     }
 
     /// The name for reports: its name, else `#idx`, with where it was spawned.
@@ -474,6 +487,10 @@ impl Exec {
             site,
             exec: self,
             made: Cell::new(0),
+            top: {
+                use corosensei::stack::Stack;
+                stack.base().get()
+            },
         });
         let pp = &*p as *const CProc as usize;
         // SAFETY: the caller's contract keeps `body`'s borrows alive while the
