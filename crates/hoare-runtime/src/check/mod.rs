@@ -866,7 +866,7 @@ impl Builder {
         if !self.shrink || matches!(end, End::Nondeterministic(_)) {
             return Err(report);
         }
-        Err(self.shrink_report(report, sched, &end, root, &stacks, &names, &watch))
+        Err(self.shrink_report(report, sched, &end, root, (&stacks, &names), &watch))
     }
 
     /// Deletes choices from a failing schedule while it still fails the same
@@ -877,8 +877,7 @@ impl Builder {
         mut sched: Vec<Choice>,
         end: &End,
         root: &dyn Fn(),
-        stacks: &RefCell<Vec<DefaultStack>>,
-        names: &RefCell<Names>,
+        (stacks, names): (&RefCell<Vec<DefaultStack>>, &RefCell<Names>),
         watch: &Watch,
     ) -> Report {
         let kind = report::kind_of(end);

@@ -45,7 +45,7 @@ pub struct Report {
     kind: ReportKind,
     text: String,
     schedule: String,
-    blocked: Option<crate::report::Report>,
+    blocked: Option<Box<crate::report::Report>>,
 }
 
 impl Report {
@@ -89,7 +89,7 @@ impl Report {
     /// assert_eq!(b.kind(), hoare_runtime::report::ReportKind::Deadlock);
     /// ```
     pub fn blocked(&self) -> Option<&crate::report::Report> {
-        self.blocked.as_ref()
+        self.blocked.as_deref()
     }
 }
 
@@ -196,7 +196,8 @@ pub(crate) fn build(ex: &Exec, end: &End) -> Report {
         ex.schedule.borrow().len()
     );
     let procs = ex.procs.borrow();
-    let blocked = matches!(end, End::Deadlock | End::LeftBlocked).then(|| runtime_report(ex, end));
+    let blocked =
+        matches!(end, End::Deadlock | End::LeftBlocked).then(|| Box::new(runtime_report(ex, end)));
     if let Some(r) = &blocked {
         // What the runtime's detector would say (the blocked processes, what
         // each waits for, the wait-for cycle from the ends each holds).
