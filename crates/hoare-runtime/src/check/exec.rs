@@ -899,7 +899,11 @@ impl Exec {
     /// before the processes that made them (a scope's owner waits for its
     /// children's count-down as it unwinds). Then returns the stacks to the
     /// cache and frees the processes.
-    pub(crate) fn teardown(&self) {
+    ///
+    /// With `unwind` false the leftover processes are abandoned instead (their
+    /// frames and headers leaked: a leaked object may still hold an unparker
+    /// pointing at a header).
+    pub(crate) fn teardown(&self, unwind: bool) {
         hstep::set_virtual_now(None);
         let procs: Vec<*const CProc> = self
             .procs
@@ -921,6 +925,18 @@ impl Exec {
             // Every hoare operation it performs now returns at once (its
             // scheduling points, parks and joins see `unwinding`).
             pr.unwinding.set(true);
+            if !unwind {
+                if c.started() {
+                    // SAFETY: the frames are abandoned, not unwound: whatever
+                    // they own is leaked, and nothing refers to them (every
+                    // object that could point into the stack is owned by one
+                    // of these frames too, or leaked with them).
+                    unsafe { c.force_reset() };
+                } else {
+                    c.force_unwind();
+                }
+                continue;
+            }
             let dynp: NonNull<dyn Park> = NonNull::from(pr);
             // SAFETY: the process runs on this thread until `force_unwind`
             // returns, and the pointer is reset right after.
@@ -939,6 +955,9 @@ impl Exec {
             if let Some(c) = unsafe { (*p.coro.get()).take() } {
                 // SAFETY: the stack cache outlives every execution.
                 unsafe { (*self.stacks).borrow_mut().push(c.into_stack()) };
+            }
+            if !unwind && p.unwinding.get() {
+                std::mem::forget(p);
             }
         }
     }

@@ -375,6 +375,7 @@ pub struct Builder {
     stack_size: usize,
     shrink: bool,
     watchdog: Option<Duration>,
+    unwind: bool,
 }
 
 impl Default for Builder {
@@ -471,6 +472,7 @@ impl Builder {
             stack_size: 64 * 1024,
             shrink: true,
             watchdog: Some(Duration::from_secs(10)),
+            unwind: true,
         }
     }
     /// Explores every distinct interleaving (Source-DPOR with sleep sets). The
@@ -591,6 +593,19 @@ impl Builder {
     /// ```
     pub fn watchdog(mut self, limit: Option<Duration>) -> Self {
         self.watchdog = limit;
+        self
+    }
+
+    /// Whether the processes left over at the end of an execution (a failing
+    /// or cut one) are unwound, dropping what they hold (the default), or
+    /// abandoned, leaking it. Abandon them only when they may be suspended
+    /// inside foreign frames a Rust unwind must not cross (the C++ API does).
+    ///
+    /// ```
+    /// let _ = hoare_runtime::check::Builder::new().unwind(false);
+    /// ```
+    pub fn unwind(mut self, unwind: bool) -> Self {
+        self.unwind = unwind;
         self
     }
 
@@ -778,7 +793,7 @@ impl Builder {
             };
             let e = again.run(root, &mut st, self.quiescent, limit, &watch);
             let r = report::build(&again, &e);
-            again.teardown();
+            again.teardown(self.unwind);
             Some(r)
         };
         if let Some(s) = replay {
@@ -791,7 +806,7 @@ impl Builder {
             let (ex, end) = run_one(&mut st, &mut stats, true);
             stats.executions = 1;
             let r = fail(&ex, &end, &mut stats);
-            ex.teardown();
+            ex.teardown(self.unwind);
             stats.elapsed = t0.elapsed();
             return match r {
                 Some(r) => Err(r),
@@ -814,7 +829,7 @@ impl Builder {
                     }
                     if let Some(r) = fail(&ex, &end, &mut stats) {
                         let s = ex.schedule.borrow().clone();
-                        ex.teardown();
+                        ex.teardown(self.unwind);
                         found = Some((r, s, end));
                         break;
                     }
@@ -824,7 +839,7 @@ impl Builder {
                         d.analyse(&trace, nprocs);
                     }
                     let more = d.next(&ex.trace.borrow());
-                    ex.teardown();
+                    ex.teardown(self.unwind);
                     if !more {
                         stats.complete = stats.cut == 0;
                         break;
@@ -848,11 +863,11 @@ impl Builder {
                     len = len.max(ex.schedule.borrow().len());
                     if let Some(r) = fail(&ex, &end, &mut stats) {
                         let s = ex.schedule.borrow().clone();
-                        ex.teardown();
+                        ex.teardown(self.unwind);
                         found = Some((r, s, end));
                         break;
                     }
-                    ex.teardown();
+                    ex.teardown(self.unwind);
                     if out_of_time(&stats) {
                         break;
                     }
@@ -908,7 +923,7 @@ impl Builder {
                     i = i.min(sched.len());
                 }
             }
-            ex.teardown();
+            ex.teardown(self.unwind);
         }
         best
     }
