@@ -29,7 +29,9 @@ pub(super) fn check_run(
     opts: &CheckOpts,
 ) -> Result<CheckStats, String> {
     use std::time::Duration;
-    let mut b = hoare_runtime::check::Builder::new();
+    // C++ processes are suspended inside C++ frames, which a Rust unwind
+    // must not cross: leftovers are abandoned, as before issue 13's unwinding.
+    let mut b = hoare_runtime::check::Builder::new().unwind(false);
     b = match opts.mode {
         1 => b.random(opts.executions),
         2 => b.pct(opts.depth, opts.executions),

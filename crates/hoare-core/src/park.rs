@@ -172,6 +172,18 @@ pub trait Park {
     /// ```
     #[cfg(feature = "check")]
     fn step(&self, _op: crate::step::Op) {}
+
+    /// The party made a channel or barrier whose [`ObjInfo`](crate::wait::ObjInfo)
+    /// id is `id`. A checking runtime names the object by who made it and in what
+    /// order (stable across executions, unlike the id or the address); everybody
+    /// else does nothing (the default).
+    ///
+    /// ```
+    /// use hoare_core::park::{Park, ThreadParker};
+    /// ThreadParker::current().created(7);
+    /// ```
+    #[cfg(feature = "check")]
+    fn created(&self, _id: u64) {}
 }
 
 /// The time now: `Instant::now()`, or, with the `check` feature, a checking

@@ -39,11 +39,18 @@ impl ObjInfo {
 
     /// A fresh identity for an object made at `site`.
     pub fn at(name: Option<&'static str>, site: &'static Location<'static>) -> Self {
+        let id = NEXT_OBJ.fetch_add(1, Ordering::Relaxed);
+        let outside = !crate::park::in_process();
+        // A checking runtime names objects by their maker (see `Park::created`).
+        #[cfg(feature = "check")]
+        if !outside {
+            crate::park::with_current(|p| p.created(id));
+        }
         Self {
-            id: NEXT_OBJ.fetch_add(1, Ordering::Relaxed),
+            id,
             name,
             site,
-            outside: !crate::park::in_process(),
+            outside,
         }
     }
 

@@ -331,7 +331,7 @@ fn live(sh: &Shared) -> Vec<*mut Proc> {
 /// before it (an end is an `Arc`, which points at the reference counts in front
 /// of the object). For the wait-for cycle only: a false match could at worst
 /// show a wrong cycle, never cause a report.
-fn holds(blocked: &mut [Blocked], stacks: &[(usize, usize)]) {
+pub(crate) fn holds(blocked: &mut [Blocked], stacks: &[(usize, usize)]) {
     /// How far in front of an object an `Arc` to it may point (its counts, and
     /// alignment padding up to a barrier's 128-byte groups).
     const ARC_HEADER: usize = 128;

@@ -531,6 +531,21 @@ impl<T> RawBroadcast<T> {
         self.poisoned.load(Ordering::Acquire)
     }
 
+    /// The checker's description of an operation on this broadcast: it
+    /// conflicts with every other operation on it (two readers' receives do
+    /// too: which one takes a value first decides who may see a later poison
+    /// or a rendezvous writer's return), and a timed one touches the clock.
+    #[cfg(feature = "check")]
+    fn step_op(&self, kind: crate::step::OpKind, timed: bool) -> crate::step::Op {
+        use crate::step::{Access, Class, Op, CLOCK};
+        let mut op =
+            Op::one(kind, self.info.id() as usize, Class::Chan, Access::Other).with_info(self.info);
+        if timed {
+            op.objs.push(CLOCK);
+        }
+        op
+    }
+
     /// Poisons; `reader`: from the reading side (discards the values).
     fn poison(&self, reader: bool) {
         let mut garbage = Vec::new();
@@ -703,6 +718,8 @@ impl<T> fmt::Debug for BroadcastReceiver<T> {
 
 /// Joins a new reader at the tail of `raw`.
 fn subscribe<T>(raw: &crate::sync::Arc<RawBroadcast<T>>) -> BroadcastReceiver<T> {
+    // A send before or after the new reader joined differs.
+    crate::check_step!(|| raw.step_op(crate::step::OpKind::Enroll, false));
     let id = raw.lock().join();
     BroadcastReceiver {
         raw: raw.clone(),
@@ -839,6 +856,14 @@ impl<T: Clone> RawBroadcast<T> {
     /// rendezvous broadcast: every reader is waiting now); `Some(d)`: waiting at
     /// most until `d` (`None`: for ever).
     fn send(&self, value: T, deadline: Option<Option<Instant>>) -> Result<(), (SendFail, T)> {
+        crate::check_step!(|| {
+            use crate::step::OpKind;
+            match deadline {
+                None => self.step_op(OpKind::TrySend, false),
+                Some(None) => self.step_op(OpKind::Send, false),
+                Some(Some(_)) => self.step_op(OpKind::TimedSend, true),
+            }
+        });
         let v = ValueArc::new(value);
         let mut garbage = Vec::new();
         let mut g = self.lock();
@@ -907,6 +932,14 @@ impl<T: Clone> RawBroadcast<T> {
         deadline: Option<Option<Instant>>,
         held: bool,
     ) -> Result<(Shared<T>, u64), RecvFailure> {
+        crate::check_step!(|| {
+            use crate::step::OpKind;
+            match deadline {
+                None => self.step_op(OpKind::TryRecv, false),
+                Some(None) => self.step_op(OpKind::Recv, false),
+                Some(Some(_)) => self.step_op(OpKind::TimedRecv, true),
+            }
+        });
         let mut garbage = Vec::new();
         let mut g = self.lock();
         let got = if held {
@@ -1149,6 +1182,7 @@ impl<T> BroadcastSender<T> {
     /// buffered values, then see the poison.
     pub fn poison(&self) {
         if self.poisonable {
+            crate::check_step!(|| self.raw.step_op(crate::step::OpKind::Poison, false));
             self.raw.poison(false);
         }
     }
@@ -1350,6 +1384,7 @@ impl<T> BroadcastReceiver<T> {
     /// values; a rendezvous writer waiting for its readers gets its value back.
     pub fn poison(&self) {
         if self.poisonable {
+            crate::check_step!(|| self.raw.step_op(crate::step::OpKind::Poison, false));
             self.raw.poison(true);
         }
     }
@@ -1430,12 +1465,14 @@ impl<T> BroadcastReceiver<T> {
 
 impl<T> Drop for BroadcastSender<T> {
     fn drop(&mut self) {
+        crate::check_step!(|| self.raw.step_op(crate::step::OpKind::DropEnd, false));
         self.raw.poison(false);
     }
 }
 
 impl<T> Drop for BroadcastReceiver<T> {
     fn drop(&mut self) {
+        crate::check_step!(|| self.raw.step_op(crate::step::OpKind::DropEnd, false));
         let mut garbage = Vec::new();
         let last = self.raw.lock().leave(self.raw.cap, self.id, &mut garbage);
         drop(garbage);

@@ -265,7 +265,9 @@ impl<T> RawChan<T> {
         wait: Wait,
         fail: impl FnOnce(SendFail, T) -> E,
     ) -> Result<(), E> {
-        crate::check_step!(|| self.step_op(true, wait));
+        // The scheduling point is in `send_inline`: here, between the caller
+        // building the packet and the out-of-line call, it made LLVM build the
+        // packet in a temporary and copy it (a third copy of a large value).
         if is_large::<T>() {
             // Out of line, so the caller builds the packet straight into the
             // argument (inlined, LLVM may build it elsewhere and copy it).
@@ -292,6 +294,7 @@ impl<T> RawChan<T> {
         wait: Wait,
         fail: impl FnOnce(SendFail, T) -> E,
     ) -> Result<(), E> {
+        crate::check_step!(|| self.step_op(true, wait));
         let mut g = self.lock();
         match g.try_send(&mut packet) {
             Selected::Ready(d) => {

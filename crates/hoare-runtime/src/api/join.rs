@@ -140,6 +140,9 @@ pub(crate) struct ChildCount {
     /// The children still running, plus one for the owner until it waits.
     pending: AtomicUsize,
     waiter: AtomicPtr<Waiter>,
+    /// The checker's key of the scope (see [`crate::check::scope_key`]).
+    #[cfg(feature = "check")]
+    pub(crate) check_key: usize,
 }
 
 impl ChildCount {
@@ -147,6 +150,8 @@ impl ChildCount {
         Self {
             pending: AtomicUsize::new(1),
             waiter: AtomicPtr::new(ptr::null_mut()),
+            #[cfg(feature = "check")]
+            check_key: crate::check::scope_key(),
         }
     }
 
@@ -178,7 +183,7 @@ impl ChildCount {
         hoare_core::step::step(|| {
             hoare_core::step::Op::one(
                 hoare_core::step::OpKind::Join,
-                self as *const Self as usize,
+                self.check_key,
                 hoare_core::step::Class::Join,
                 hoare_core::step::Access::Other,
             )
@@ -261,5 +266,7 @@ fn check_exit<T, R>(fin: &Finish<T>, r: &Result<R, Box<dyn std::any::Any + Send>
         .as_ref()
         .map_or(0, |s| &**s as *const Slot<T> as usize);
     let e = r.as_ref().err().map(|e| ProcessError::from_panic(&**e));
-    crate::check::exit(slot, fin.scope as usize, e.as_ref());
+    // SAFETY: the scope waits for this child's count-down, which comes later.
+    let scope = unsafe { fin.scope.as_ref() }.map_or(0, |c| c.check_key);
+    crate::check::exit(slot, scope, e.as_ref());
 }

@@ -77,11 +77,15 @@ pub(crate) struct CProc {
     pub(crate) name: Option<String>,
     pub(crate) site: &'static Location<'static>,
     exec: *const Exec,
+    /// How many channels and barriers it has made (see [`Park::created`]).
+    made: Cell<u32>,
+    /// The top of its stack (for the ends a report finds on it).
+    top: usize,
 }
 
 impl CProc {
     fn exec(&self) -> &Exec {
-        // SAFETY: an execution outlives its processes (it resets them before it
+        // SAFETY: an execution outlives its processes (it unwinds them before it
         // goes).
         unsafe { &*self.exec }
     }
@@ -90,6 +94,17 @@ impl CProc {
         let y = self.yielder.get();
         // SAFETY: set when the coroutine started; we run on its stack now.
         unsafe { (*y).suspend(s) };
+    }
+
+    /// The top of its stack (0 once it has ended).
+    pub(crate) fn stack_top(&self) -> usize {
+        // SAFETY: only reports call this, between steps: nobody runs the
+        // coroutine.
+        if unsafe { (*self.coro.get()).is_some() } {
+            self.top
+        } else {
+            0
+        }
     }
 
     /// The name for reports: its name, else `#idx`, with where it was spawned.
@@ -125,7 +140,7 @@ impl Park for CProc {
             return;
         }
         if self.unwinding.get() {
-            // Leftover processes are reset, never unwound: cannot happen.
+            // Being unwound at the end of the execution: nobody will wake it.
             return;
         }
         self.waiting.set(w);
@@ -184,6 +199,15 @@ impl Park for CProc {
         self.unwinding.get()
     }
 
+    fn created(&self, id: u64) {
+        // Named by maker and order: the same object in every execution that
+        // shares the prefix in which it was made.
+        let n = self.made.get();
+        self.made.set(n + 1);
+        let name = (u64::from(self.idx) << 32) | u64::from(n);
+        self.exec().made.borrow_mut().insert(id, name);
+    }
+
     fn step(&self, op: Op) {
         if self.unwinding.get() {
             return;
@@ -228,6 +252,25 @@ pub(crate) enum End {
     Nondeterministic(String),
 }
 
+/// Object ids, kept across the executions of a check: a step's accesses are
+/// compared with those of a step of an earlier execution (sleep sets), so the
+/// same object must have the same id in both.
+#[derive(Default)]
+pub(crate) struct Names {
+    ids: FxMap<Key, u32>,
+    class: Vec<Class>,
+}
+
+impl Names {
+    fn id(&mut self, k: Key, class: Class) -> u32 {
+        let n = self.class.len() as u32;
+        *self.ids.entry(k).or_insert_with(|| {
+            self.class.push(class);
+            n
+        })
+    }
+}
+
 /// The state of one execution.
 pub(crate) struct Exec {
     // Boxed: a process's header must not move (unparkers and coroutines point
@@ -245,8 +288,12 @@ pub(crate) struct Exec {
     timers: RefCell<BTreeSet<(Instant, u32)>>,
     /// Channels with a blocked alt on them: object → the alts' processes.
     alts_on: RefCell<FxMap<u32, Vec<u32>>>,
-    objs: RefCell<FxMap<Key, u32>>,
-    pub(crate) obj_class: RefCell<Vec<Class>>,
+    /// Objects made in this execution: `ObjInfo` id → (maker, order).
+    made: RefCell<FxMap<u64, u64>>,
+    /// Object ids, kept across executions.
+    names: *const RefCell<Names>,
+    /// Object ids → the numbers reports show (see [`shown`](Self::shown)).
+    shown: RefCell<FxMap<u32, u32>>,
     /// The identity (name, creation site) of each object, where known.
     pub(crate) obj_info: RefCell<Vec<Option<ObjInfo>>>,
     pub(crate) trace: RefCell<Vec<Event>>,
@@ -292,6 +339,7 @@ pub(crate) fn conflict(a: Access, b: Access) -> bool {
 impl Exec {
     pub(crate) fn new(
         stacks: &RefCell<Vec<DefaultStack>>,
+        names: &RefCell<Names>,
         stack_size: usize,
         record: bool,
     ) -> Self {
@@ -305,8 +353,9 @@ impl Exec {
             ready_pos: RefCell::new(Vec::new()),
             timers: RefCell::new(BTreeSet::new()),
             alts_on: RefCell::new(FxMap::default()),
-            objs: RefCell::new(FxMap::default()),
-            obj_class: RefCell::new(Vec::new()),
+            made: RefCell::new(FxMap::default()),
+            names,
+            shown: RefCell::new(FxMap::default()),
             obj_info: RefCell::new(Vec::new()),
             trace: RefCell::new(Vec::new()),
             schedule: RefCell::new(Vec::new()),
@@ -329,15 +378,58 @@ impl Exec {
         &*self.procs.borrow()[idx as usize]
     }
 
-    /// The object id of `k` (in order of first appearance).
+    /// The object id of `k`: the same in every execution for the same object.
+    /// A channel, barrier or scope made by a process of the execution is named
+    /// by its maker and the order in which the maker made it (both depend only
+    /// on the prefix of the execution in which it was made); an object made
+    /// outside the check keeps its key (it lives across executions); a join
+    /// or a wait is named by its process.
     pub(crate) fn obj(&self, k: Key, class: Class) -> u32 {
-        let mut m = self.objs.borrow_mut();
+        let k = match k {
+            Key::Obj(Class::Chan | Class::Barrier, a) => self.made_key(a).unwrap_or(k),
+            Key::Obj(Class::Join, a) if a & super::SCOPE_BIT != 0 => {
+                self.made_key(a & !super::SCOPE_BIT).unwrap_or(k)
+            }
+            k => k,
+        };
+        // SAFETY: the names outlive every execution of the check.
+        let mut n = unsafe { (*self.names).borrow_mut() };
+        let id = n.id(k, class);
+        let mut infos = self.obj_info.borrow_mut();
+        if infos.len() <= id as usize {
+            infos.resize(id as usize + 1, None);
+        }
+        id
+    }
+
+    fn made_key(&self, id: usize) -> Option<Key> {
+        self.made.borrow().get(&(id as u64)).map(|&m| Key::Made(m))
+    }
+
+    /// The number object `id` is shown by in reports: its order of first
+    /// appearance in this execution's trace (the ids themselves depend on what
+    /// earlier executions met first).
+    pub(crate) fn shown(&self, id: u32) -> u32 {
+        let mut m = self.shown.borrow_mut();
+        if m.is_empty() {
+            for e in self.trace.borrow().iter() {
+                for &(o, _) in e.acc.iter() {
+                    let n = m.len() as u32;
+                    m.entry(o).or_insert(n);
+                }
+            }
+        }
         let n = m.len() as u32;
-        *m.entry(k).or_insert_with(|| {
-            self.obj_class.borrow_mut().push(class);
-            self.obj_info.borrow_mut().push(None);
-            n
-        })
+        *m.entry(id).or_insert(n)
+    }
+
+    /// The class of object `id`.
+    pub(crate) fn obj_class(&self, id: u32) -> Option<Class> {
+        // SAFETY: as in `obj`.
+        unsafe { (*self.names).borrow() }
+            .class
+            .get(id as usize)
+            .copied()
     }
 
     /// The accesses of `op`, object ids assigned.
@@ -360,7 +452,7 @@ impl Exec {
     /// Creates a process (started at the end of the step).
     ///
     /// # Safety
-    /// Whatever `body` borrows outlives the process (the checker resets or
+    /// Whatever `body` borrows outlives the process (the checker unwinds or
     /// finishes every process before the execution, and `run`, end).
     pub(crate) unsafe fn spawn(
         &self,
@@ -394,6 +486,11 @@ impl Exec {
             name,
             site,
             exec: self,
+            made: Cell::new(0),
+            top: {
+                use corosensei::stack::Stack;
+                stack.base().get()
+            },
         });
         let pp = &*p as *const CProc as usize;
         // SAFETY: the caller's contract keeps `body`'s borrows alive while the
@@ -649,9 +746,8 @@ impl Exec {
                 self.resume(p);
                 // An alt that blocked only registered on its channels.
                 if kind == OpKind::Alt && pr.state.get() == PState::Blocked {
-                    let class = self.obj_class.borrow();
                     for a in self.cur_acc.borrow_mut().iter_mut().take(nobjs) {
-                        if class[a.0 as usize] == Class::Chan {
+                        if self.obj_class(a.0) == Some(Class::Chan) {
                             a.1 = Access::Register;
                         }
                     }
@@ -714,12 +810,16 @@ impl Exec {
         let body = move || {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(root));
             if let Err(e) = r {
-                // SAFETY: the execution outlives its processes.
-                let ex = unsafe { &*current() };
-                ex.record_panic(crate::ProcessError::from_panic(&*e), 0);
+                // Null when the root is unwound at the end of the execution
+                // (`teardown`): not a failure.
+                let ex = current();
+                if !ex.is_null() {
+                    // SAFETY: the execution outlives its processes.
+                    unsafe { (*ex).record_panic(crate::ProcessError::from_panic(&*e), 0) };
+                }
             }
         };
-        // SAFETY: every process is finished or reset before `run` returns.
+        // SAFETY: every process is finished, or unwound by `teardown` while `root` lives.
         unsafe { self.spawn(Some("root".into()), Location::caller(), Box::new(body)) };
         self.drain();
         let mut en = Vec::new();
@@ -793,30 +893,70 @@ impl Exec {
         }
     }
 
-    /// Resets every process that has not finished (without unwinding it: what
-    /// it holds is leaked) and returns the stacks to the cache.
-    pub(crate) fn teardown(&self) {
+    /// Unwinds every process that has not finished (a failing or cut execution
+    /// leaves some blocked or ready): their frames are dropped as a panic
+    /// would drop them (the ends they hold, their heap values), children
+    /// before the processes that made them (a scope's owner waits for its
+    /// children's count-down as it unwinds). Then returns the stacks to the
+    /// cache and frees the processes.
+    ///
+    /// With `unwind` false the leftover processes are abandoned instead (their
+    /// frames and headers leaked: a leaked object may still hold an unparker
+    /// pointing at a header).
+    pub(crate) fn teardown(&self, unwind: bool) {
         hstep::set_virtual_now(None);
-        let procs = std::mem::take(&mut *self.procs.borrow_mut());
-        for p in procs.iter() {
-            // SAFETY: nothing runs the coroutine any more.
-            if let Some(mut c) = unsafe { (*p.coro.get()).take() } {
-                if c.started() && !c.done() {
-                    p.unwinding.set(true);
-                    // SAFETY: the coroutine's frames are abandoned, not unwound:
-                    // whatever they own is leaked, and nothing refers to them
-                    // (every object that could hold a pointer into the stack is
-                    // owned by one of these frames too, or leaked with them).
+        let procs: Vec<*const CProc> = self
+            .procs
+            .borrow()
+            .iter()
+            .map(|p| &**p as *const CProc)
+            .collect();
+        for &p in procs.iter().rev() {
+            // SAFETY: the processes live until the end of this function.
+            let pr = unsafe { &*p };
+            // SAFETY: nothing else runs the coroutine any more, and the
+            // reference ends before the next process's.
+            let Some(c) = (unsafe { (*pr.coro.get()).as_mut() }) else {
+                continue;
+            };
+            if c.done() {
+                continue;
+            }
+            // Every hoare operation it performs now returns at once (its
+            // scheduling points, parks and joins see `unwinding`).
+            pr.unwinding.set(true);
+            if !unwind {
+                if c.started() {
+                    // SAFETY: the frames are abandoned, not unwound: whatever
+                    // they own is leaked, and nothing refers to them (every
+                    // object that could point into the stack is owned by one
+                    // of these frames too, or leaked with them).
                     unsafe { c.force_reset() };
+                } else {
+                    c.force_unwind();
                 }
+                continue;
+            }
+            let dynp: NonNull<dyn Park> = NonNull::from(pr);
+            // SAFETY: the process runs on this thread until `force_unwind`
+            // returns, and the pointer is reset right after.
+            unsafe { park::set_current_process(Some(dynp)) };
+            // Not started: drops its closure; suspended: unwinds from the
+            // suspension point (again at every later suspension, should a
+            // `catch_unwind` in it stop the unwinding) until it returns.
+            c.force_unwind();
+            // SAFETY: unsetting is always sound.
+            unsafe { park::set_current_process(None) };
+        }
+        self.woken.borrow_mut().clear();
+        let procs = std::mem::take(&mut *self.procs.borrow_mut());
+        for p in procs {
+            // SAFETY: nothing runs the coroutine any more.
+            if let Some(c) = unsafe { (*p.coro.get()).take() } {
                 // SAFETY: the stack cache outlives every execution.
                 unsafe { (*self.stacks).borrow_mut().push(c.into_stack()) };
             }
-        }
-        // Process headers are leaked too: a leaked object may still hold an
-        // unparker pointing at one.
-        for p in procs {
-            if p.state.get() != PState::Done {
+            if !unwind && p.unwinding.get() {
                 std::mem::forget(p);
             }
         }

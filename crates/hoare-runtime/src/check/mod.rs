@@ -45,7 +45,7 @@ mod report;
 pub use report::{Report, ReportKind};
 
 use corosensei::stack::DefaultStack;
-use exec::{End, Exec};
+use exec::{End, Exec, Names};
 use std::cell::RefCell;
 use std::panic::Location;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -71,6 +71,9 @@ pub(crate) enum Key {
     Obj(hoare_core::step::Class, usize),
     /// The wait of a process (an alt's, a timed operation's).
     Wait(u32),
+    /// A channel, barrier or scope made within the execution: (its maker's
+    /// index << 32) | (how many objects its maker had made before).
+    Made(u64),
 }
 
 /// A fast hasher for the checker's small integer keys (FxHash's mix).
@@ -372,6 +375,7 @@ pub struct Builder {
     stack_size: usize,
     shrink: bool,
     watchdog: Option<Duration>,
+    unwind: bool,
 }
 
 impl Default for Builder {
@@ -468,6 +472,7 @@ impl Builder {
             stack_size: 64 * 1024,
             shrink: true,
             watchdog: Some(Duration::from_secs(10)),
+            unwind: true,
         }
     }
     /// Explores every distinct interleaving (Source-DPOR with sleep sets). The
@@ -591,6 +596,19 @@ impl Builder {
         self
     }
 
+    /// Whether the processes left over at the end of an execution (a failing
+    /// or cut one) are unwound, dropping what they hold (the default), or
+    /// abandoned, leaking it. Abandon them only when they may be suspended
+    /// inside foreign frames a Rust unwind must not cross (the C++ API does).
+    ///
+    /// ```
+    /// let _ = hoare_runtime::check::Builder::new().unwind(false);
+    /// ```
+    pub fn unwind(mut self, unwind: bool) -> Self {
+        self.unwind = unwind;
+        self
+    }
+
     /// Checks `f` (the network, written with ordinary hoare calls; run once per
     /// execution) and returns what was explored.
     ///
@@ -612,6 +630,83 @@ impl Builder {
         }
     }
 
+    /// This builder with `spec` applied: the grammar of the `HOARE_CHECK`
+    /// environment variable, which [`try_run`](Self::try_run) and
+    /// [`run`](Self::run) apply over the builder's own settings, so that CI
+    /// can deepen a test's check without changing its code:
+    ///
+    /// ```text
+    /// spec   := [mode] ("," option)*
+    /// mode   := "exhaustive" | "random:" N | "pct:" DEPTH ":" N
+    /// option := "seed=" N | "max_steps=" N | "max_time=" SECONDS ("s" | "ms")?
+    ///         | "quiescent" | "racing"
+    /// ```
+    ///
+    /// e.g. `HOARE_CHECK=random:1000,seed=7`, `pct:3:500`, `exhaustive,max_time=60`.
+    /// An empty value changes nothing.
+    ///
+    /// # Errors
+    /// A value outside the grammar, with what is wrong with it.
+    ///
+    /// ```
+    /// use hoare_runtime::check::Builder;
+    /// let b = Builder::new().apply_spec("random:20,seed=7").unwrap();
+    /// assert_eq!(b.run(|| ()).executions(), 20);
+    /// assert!(Builder::new().apply_spec("randm:20").is_err());
+    /// ```
+    pub fn apply_spec(mut self, spec: &str) -> Result<Self, String> {
+        fn num<T: std::str::FromStr>(what: &str, v: &str) -> Result<T, String> {
+            v.trim()
+                .parse()
+                .map_err(|_| format!("{what}: {v:?} is not a number"))
+        }
+        for (i, part) in spec.split(',').map(str::trim).enumerate() {
+            if part.is_empty() {
+                continue;
+            }
+            let mut f = part.split(':');
+            let head = f.next().unwrap_or("");
+            let args: Vec<&str> = f.collect();
+            match (head, args.as_slice()) {
+                ("exhaustive", []) if i == 0 => self.mode = Mode::Exhaustive,
+                ("random", [n]) if i == 0 => self.mode = Mode::Random(num("random", n)?),
+                ("pct", [d, n]) if i == 0 => {
+                    self.mode = Mode::Pct(num("pct depth", d)?, num("pct executions", n)?)
+                }
+                ("quiescent", []) => self.quiescent = true,
+                ("racing", []) => self.quiescent = false,
+                (opt, []) if opt.contains('=') => {
+                    let (k, v) = opt.split_once('=').unwrap_or((opt, ""));
+                    match k.trim() {
+                        "seed" => self.seed = num("seed", v)?,
+                        "max_steps" => self.max_steps = Some(num("max_steps", v)?),
+                        "max_time" => {
+                            let v = v.trim();
+                            let d = if let Some(ms) = v.strip_suffix("ms") {
+                                Duration::from_millis(num("max_time", ms)?)
+                            } else {
+                                let secs: f64 = num("max_time", v.strip_suffix('s').unwrap_or(v))?;
+                                if !(secs.is_finite() && secs >= 0.0) {
+                                    return Err(format!("max_time: {v:?} is not a duration"));
+                                }
+                                Duration::from_secs_f64(secs)
+                            };
+                            self.max_time = Some(d);
+                        }
+                        _ => return Err(format!("unknown option {k:?}")),
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "{part:?} is not a mode (exhaustive, random:N, pct:DEPTH:N, first) \
+                         or an option (seed=N, max_steps=N, max_time=SECONDS, quiescent, racing)"
+                    ))
+                }
+            }
+        }
+        Ok(self)
+    }
+
     /// Checks `f` as [`run`](Self::run) does, returning the first failure as a
     /// [`Report`].
     ///
@@ -625,7 +720,27 @@ impl Builder {
     ///     .unwrap_err();
     /// assert_eq!(r.kind(), ReportKind::Deadlock);
     /// ```
+    ///
+    /// # Panics
+    /// When the `HOARE_CHECK` environment variable is set to a value outside
+    /// the grammar of [`apply_spec`](Self::apply_spec) (the message names the
+    /// variable and what is wrong: a bad value is never ignored).
     pub fn try_run<F, R>(&self, f: F) -> Result<Stats, Report>
+    where
+        F: Fn() -> R,
+    {
+        if let Some(spec) = std::env::var_os("HOARE_CHECK") {
+            let spec = spec.to_string_lossy();
+            let b = self
+                .clone()
+                .apply_spec(&spec)
+                .unwrap_or_else(|e| panic!("hoare::check: bad HOARE_CHECK={spec:?}: {e}"));
+            return b.try_run_here(f);
+        }
+        self.try_run_here(f)
+    }
+
+    fn try_run_here<F, R>(&self, f: F) -> Result<Stats, Report>
     where
         F: Fn() -> R,
     {
@@ -635,6 +750,7 @@ impl Builder {
         let root: &dyn Fn() = &root;
         let t0 = Instant::now();
         let stacks = RefCell::new(Vec::new());
+        let names = RefCell::new(Names::default());
         let watch = Watch::new(self.watchdog);
         let mut stats = Stats {
             executions: 0,
@@ -650,7 +766,7 @@ impl Builder {
             .clone()
             .or_else(|| std::env::var("HOARE_CHECK_REPLAY").ok());
         let run_one = |strat: &mut dyn Strategy, stats: &mut Stats, record: bool| {
-            let ex = Exec::new(&stacks, self.stack_size, record);
+            let ex = Exec::new(&stacks, &names, self.stack_size, record);
             let end = ex.run(root, strat, self.quiescent, limit, &watch);
             stats.steps += ex.schedule.borrow().len() as u64;
             (ex, end)
@@ -669,7 +785,7 @@ impl Builder {
                 return Some(report::build(ex, end));
             }
             // Not recorded (random, PCT): replay the schedule with recording.
-            let again = Exec::new(&stacks, self.stack_size, true);
+            let again = Exec::new(&stacks, &names, self.stack_size, true);
             let mut st = Replay {
                 s: ex.schedule.borrow().clone(),
                 at: 0,
@@ -677,7 +793,7 @@ impl Builder {
             };
             let e = again.run(root, &mut st, self.quiescent, limit, &watch);
             let r = report::build(&again, &e);
-            again.teardown();
+            again.teardown(self.unwind);
             Some(r)
         };
         if let Some(s) = replay {
@@ -690,7 +806,7 @@ impl Builder {
             let (ex, end) = run_one(&mut st, &mut stats, true);
             stats.executions = 1;
             let r = fail(&ex, &end, &mut stats);
-            ex.teardown();
+            ex.teardown(self.unwind);
             stats.elapsed = t0.elapsed();
             return match r {
                 Some(r) => Err(r),
@@ -713,7 +829,7 @@ impl Builder {
                     }
                     if let Some(r) = fail(&ex, &end, &mut stats) {
                         let s = ex.schedule.borrow().clone();
-                        ex.teardown();
+                        ex.teardown(self.unwind);
                         found = Some((r, s, end));
                         break;
                     }
@@ -723,7 +839,7 @@ impl Builder {
                         d.analyse(&trace, nprocs);
                     }
                     let more = d.next(&ex.trace.borrow());
-                    ex.teardown();
+                    ex.teardown(self.unwind);
                     if !more {
                         stats.complete = stats.cut == 0;
                         break;
@@ -747,11 +863,11 @@ impl Builder {
                     len = len.max(ex.schedule.borrow().len());
                     if let Some(r) = fail(&ex, &end, &mut stats) {
                         let s = ex.schedule.borrow().clone();
-                        ex.teardown();
+                        ex.teardown(self.unwind);
                         found = Some((r, s, end));
                         break;
                     }
-                    ex.teardown();
+                    ex.teardown(self.unwind);
                     if out_of_time(&stats) {
                         break;
                     }
@@ -765,7 +881,7 @@ impl Builder {
         if !self.shrink || matches!(end, End::Nondeterministic(_)) {
             return Err(report);
         }
-        Err(self.shrink_report(report, sched, &end, root, &stacks, &watch))
+        Err(self.shrink_report(report, sched, &end, root, (&stacks, &names), &watch))
     }
 
     /// Deletes choices from a failing schedule while it still fails the same
@@ -776,7 +892,7 @@ impl Builder {
         mut sched: Vec<Choice>,
         end: &End,
         root: &dyn Fn(),
-        stacks: &RefCell<Vec<DefaultStack>>,
+        (stacks, names): (&RefCell<Vec<DefaultStack>>, &RefCell<Names>),
         watch: &Watch,
     ) -> Report {
         let kind = report::kind_of(end);
@@ -789,7 +905,7 @@ impl Builder {
             tries += 1;
             let mut cand = sched.clone();
             cand.remove(i);
-            let ex = Exec::new(stacks, self.stack_size, true);
+            let ex = Exec::new(stacks, names, self.stack_size, true);
             let mut st = Replay {
                 s: cand,
                 at: 0,
@@ -807,7 +923,7 @@ impl Builder {
                     i = i.min(sched.len());
                 }
             }
-            ex.teardown();
+            ex.teardown(self.unwind);
         }
         best
     }
@@ -824,7 +940,7 @@ pub(crate) fn active() -> bool {
 ///
 /// # Safety
 /// Whatever `body` borrows outlives the process (a scope joins it first; the
-/// checker resets every process before the execution ends).
+/// checker unwinds every process before the execution ends).
 pub(crate) unsafe fn spawn(
     name: Option<String>,
     site: &'static Location<'static>,
@@ -874,6 +990,18 @@ pub(crate) fn exit(slot: usize, scope: usize, panic: Option<&crate::ProcessError
         ex.record_panic(e.clone(), exec::current_proc().unwrap_or(0));
     }
 }
+
+/// The key a scope is known by in its `Join`-class steps: an
+/// [`ObjInfo`](hoare_core::wait::ObjInfo) id (which a checker's process maps to
+/// a name stable across executions, see `Park::created`) with the top bit set,
+/// so it never collides with a joined process's id.
+pub(crate) fn scope_key() -> usize {
+    let id = hoare_core::wait::ObjInfo::here(None).id() as usize;
+    id | SCOPE_BIT
+}
+
+/// Marks a scope's key (see [`scope_key`]).
+pub(crate) const SCOPE_BIT: usize = 1 << (usize::BITS - 1);
 
 /// The id of the running process of a check on this thread.
 pub(crate) fn current_id() -> Option<u64> {

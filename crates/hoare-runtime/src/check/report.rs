@@ -1,9 +1,10 @@
 //! What a failed check reports: the kind, each process and what it waits on, the
 //! wait-for cycle, the trace of steps and the schedule that reproduces it.
 
-use super::exec::{End, Exec, PState};
+use super::exec::{CProc, End, Exec, PState};
 use super::{schedule_string, Choice, Key};
-use hoare_core::step::{Access, Class, OpKind};
+use hoare_core::step::{Class, OpKind};
+use hoare_core::wait::Wait;
 use std::fmt;
 
 /// What kind of failure a [`Report`] is.
@@ -39,11 +40,12 @@ pub enum ReportKind {
 /// assert_eq!(r.kind(), ReportKind::Panic);
 /// assert!(r.to_string().contains("boom"));
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Report {
     kind: ReportKind,
     text: String,
     schedule: String,
+    blocked: Option<Box<crate::report::Report>>,
 }
 
 impl Report {
@@ -69,6 +71,26 @@ impl Report {
     pub fn schedule(&self) -> &str {
         &self.schedule
     }
+    /// For a deadlock, or processes left blocked: the blocked processes, what
+    /// each waits for and the wait-for cycle, as the runtime's deadlock
+    /// detector reports them ([`crate::report::Report`]: a deadlock found by
+    /// the checker reads like one found at run time).
+    ///
+    /// ```
+    /// use hoare_runtime::check::Builder;
+    /// let r = Builder::new()
+    ///     .try_run(|| {
+    ///         let (_tx, rx) = hoare_core::chan::one2one::<u32>();
+    ///         let _ = rx.recv();
+    ///     })
+    ///     .unwrap_err();
+    /// let b = r.blocked().unwrap();
+    /// assert_eq!(b.blocked().len(), 1);
+    /// assert_eq!(b.kind(), hoare_runtime::report::ReportKind::Deadlock);
+    /// ```
+    pub fn blocked(&self) -> Option<&crate::report::Report> {
+        self.blocked.as_deref()
+    }
 }
 
 impl fmt::Display for Report {
@@ -78,6 +100,17 @@ impl fmt::Display for Report {
 }
 
 impl std::error::Error for Report {}
+
+/// Two reports are equal when they say the same (their kind, text and
+/// schedule): the runtime report inside names objects by address, which
+/// differs between runs of one execution.
+impl PartialEq for Report {
+    fn eq(&self, o: &Self) -> bool {
+        (self.kind, &self.text, &self.schedule) == (o.kind, &o.text, &o.schedule)
+    }
+}
+
+impl Eq for Report {}
 
 pub(crate) fn kind_of(end: &End) -> ReportKind {
     match end {
@@ -112,13 +145,16 @@ fn op_name(k: OpKind) -> &'static str {
 }
 
 fn obj_name(ex: &Exec, id: u32) -> String {
+    let shown = ex.shown(id);
     if let Some(Some(i)) = ex.obj_info.borrow().get(id as usize) {
         return match i.name() {
             Some(n) => n.to_owned(),
-            None => format!("chan#{id}@{}:{}", i.site().file(), i.site().line()),
+            None => format!("chan#{shown}@{}:{}", i.site().file(), i.site().line()),
         };
     }
-    match ex.obj_class.borrow().get(id as usize) {
+    let class = ex.obj_class(id);
+    let id = shown;
+    match class {
         Some(Class::Chan) => format!("chan#{id}"),
         Some(Class::Barrier) => format!("barrier#{id}"),
         Some(Class::Join) => format!("join#{id}"),
@@ -159,108 +195,42 @@ pub(crate) fn build(ex: &Exec, end: &End) -> Report {
         "hoare::check: {what} ({} steps)",
         ex.schedule.borrow().len()
     );
-    // Processes and what they wait on.
     let procs = ex.procs.borrow();
-    let mut waits: Vec<(u32, Vec<u32>)> = Vec::new();
-    let _ = writeln!(t, "processes:");
-    for p in procs.iter() {
-        let st = match p.state.get() {
-            PState::Done => continue,
-            PState::Ready => {
-                let op = p.pending.borrow();
-                match op.as_ref() {
-                    Some(op) => format!("ready to {}", describe(ex, op.kind, &op.objs)),
-                    None => "ready".to_owned(),
-                }
-            }
-            PState::Blocked => {
-                let op = p.blocked_in.borrow();
-                let objs: Vec<u32> = op
-                    .as_ref()
-                    .map(|o| {
-                        o.objs
-                            .iter()
-                            .map(|x| ex.obj(Key::Obj(x.class, x.addr), x.class))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                waits.push((p.idx, objs));
-                let w = p.waiting.get();
-                // SAFETY: the process is parked in the wait of this waiter.
-                let wait = (!w.is_null())
-                    .then(|| unsafe { (*w).wait_on().describe() })
-                    .flatten();
-                let mut s = match (wait, op.as_ref()) {
-                    (Some(w), _) => format!("blocked in {w}"),
-                    (None, Some(op)) => format!("blocked in {}", describe(ex, op.kind, &op.objs)),
-                    (None, None) => "blocked".to_owned(),
-                };
-                if let Some(d) = p.deadline.get() {
-                    let _ = write!(s, " until t+{:?}", d.duration_since(ex.base));
-                }
-                s
-            }
-            PState::Fresh | PState::Woken | PState::Running => "running".to_owned(),
-        };
-        let _ = writeln!(t, "  {}: {st}", p.label());
-    }
-    // The wait-for graph. A process blocked on a channel waits for the blocked
-    // processes that used it in the other direction (the receivers of a blocked
-    // send, the senders of a blocked receive) or, if none did yet, for the one
-    // it last communicated with (the one that holds the other end, as a
-    // philosopher holds the fork it picked up).
-    if matches!(end, End::Deadlock | End::LeftBlocked) {
-        let trace = ex.trace.borrow();
-        let mut partner: Vec<Option<u32>> = vec![None; procs.len()];
-        for e in trace.iter() {
-            if let Choice::Run(_) = e.choice {
-                if let Some(&q) = e.woke.iter().find(|&&q| q != e.proc) {
-                    partner[e.proc as usize] = Some(q);
-                }
-                for &q in &e.woke {
-                    if q != e.proc {
-                        partner[q as usize] = Some(e.proc);
+    let blocked =
+        matches!(end, End::Deadlock | End::LeftBlocked).then(|| Box::new(runtime_report(ex, end)));
+    if let Some(r) = &blocked {
+        // What the runtime's detector would say (the blocked processes, what
+        // each waits for, the wait-for cycle from the ends each holds).
+        let _ = writeln!(t, "{r}");
+    } else {
+        let _ = writeln!(t, "processes:");
+        for p in procs.iter() {
+            let st = match p.state.get() {
+                PState::Done => continue,
+                PState::Ready => {
+                    let op = p.pending.borrow();
+                    match op.as_ref() {
+                        Some(op) => format!("ready to {}", describe(ex, op.kind, &op.objs)),
+                        None => "ready".to_owned(),
                     }
                 }
-            }
-        }
-        let blocked = |q: u32| waits.iter().any(|(b, _)| *b == q);
-        let edges: Vec<(u32, Vec<u32>)> = waits
-            .iter()
-            .map(|(p, objs)| {
-                let dir = procs[*p as usize]
-                    .blocked_in
-                    .borrow()
-                    .as_ref()
-                    .map(|o| o.kind);
-                let want = match dir {
-                    Some(OpKind::Send) => Some(Access::Recv),
-                    Some(OpKind::Recv) => Some(Access::Send),
-                    _ => None,
-                };
-                let mut to: Vec<u32> = trace
-                    .iter()
-                    .filter(|e| e.proc != *p && blocked(e.proc))
-                    .filter(|e| {
-                        e.acc.iter().any(|&(o, a)| {
-                            objs.contains(&o) && a != Access::Drop && want.is_none_or(|w| a == w)
-                        })
-                    })
-                    .map(|e| e.proc)
-                    .collect();
-                to.dedup();
-                if to.is_empty() {
-                    if let Some(q) = partner[*p as usize].filter(|&q| blocked(q)) {
-                        to.push(q);
+                PState::Blocked => {
+                    let op = p.blocked_in.borrow();
+                    let mut s = match (wait_of(p), op.as_ref()) {
+                        (Some(w), _) => format!("blocked in {w}"),
+                        (None, Some(op)) => {
+                            format!("blocked in {}", describe(ex, op.kind, &op.objs))
+                        }
+                        (None, None) => "blocked".to_owned(),
+                    };
+                    if let Some(d) = p.deadline.get() {
+                        let _ = write!(s, " until t+{:?}", d.duration_since(ex.base));
                     }
+                    s
                 }
-                (*p, to)
-            })
-            .collect();
-        if let Some(cycle) = find_cycle(&edges) {
-            let mut names: Vec<String> = cycle.iter().map(|&p| procs[p as usize].short()).collect();
-            names.push(names[0].clone());
-            let _ = writeln!(t, "wait-for cycle: {}", names.join(" -> "));
+                PState::Fresh | PState::Woken | PState::Running => "running".to_owned(),
+            };
+            let _ = writeln!(t, "  {}: {st}", p.label());
         }
     }
     let trace = ex.trace.borrow();
@@ -281,7 +251,7 @@ pub(crate) fn build(ex: &Exec, end: &End) -> Report {
                     .acc
                     .iter()
                     .filter(|(o, _)| {
-                        ex.obj_class.borrow()[*o as usize] != Class::Join
+                        ex.obj_class(*o) != Some(Class::Join)
                             || k == OpKind::Join
                             || k == OpKind::Exit
                     })
@@ -307,7 +277,55 @@ pub(crate) fn build(ex: &Exec, end: &End) -> Report {
         kind,
         text: t,
         schedule: sched,
+        blocked,
     }
+}
+
+/// What process `p`, parked, waits for (its waiter's record), if it has one.
+fn wait_of(p: &CProc) -> Option<Wait> {
+    let w = p.waiting.get();
+    // SAFETY: the process is parked in the wait of this waiter, which lives in
+    // its (suspended) frame.
+    (!w.is_null())
+        .then(|| unsafe { (*w).wait_on().describe() })
+        .flatten()
+}
+
+/// The runtime's report of the processes blocked at the end of `ex`: each with
+/// what it waits for, and the ends it holds (found on its stack, between its
+/// waiter and the top, by the detector's own search) for the wait-for cycle.
+fn runtime_report(ex: &Exec, end: &End) -> crate::report::Report {
+    use crate::report::{Blocked, ReportKind as K};
+    let procs = ex.procs.borrow();
+    let mut blocked = Vec::new();
+    let mut stacks = Vec::new();
+    for p in procs.iter().filter(|p| p.state.get() == PState::Blocked) {
+        let wait = wait_of(p).unwrap_or_else(|| {
+            let what = p.blocked_in.borrow().as_ref().map_or_else(
+                || "a sleep".to_owned(),
+                |op| describe(ex, op.kind, &op.objs),
+            );
+            Wait::Other(what)
+        });
+        let top = p.stack_top();
+        let w = p.waiting.get() as usize;
+        stacks.push((if w != 0 && w < top { w } else { top }, top));
+        blocked.push(Blocked {
+            id: u64::from(p.idx),
+            name: p.name.clone(),
+            site: Some(p.site),
+            kind: "process",
+            wait,
+            holds: Vec::new(),
+        });
+    }
+    crate::detect::holds(&mut blocked, &stacks);
+    let kind = if *end == End::Deadlock {
+        K::Deadlock
+    } else {
+        K::Leak
+    };
+    crate::report::Report::new(kind, blocked)
 }
 
 fn describe(ex: &Exec, kind: OpKind, objs: &[hoare_core::step::Obj]) -> String {
@@ -316,43 +334,4 @@ fn describe(ex: &Exec, kind: OpKind, objs: &[hoare_core::step::Obj]) -> String {
         .map(|o| obj_name(ex, ex.obj(Key::Obj(o.class, o.addr), o.class)))
         .collect();
     format!("{} {}", op_name(kind), names.join(", "))
-}
-
-/// A cycle in the graph `edges` (each node's successors), if there is one.
-fn find_cycle(edges: &[(u32, Vec<u32>)]) -> Option<Vec<u32>> {
-    fn dfs(
-        edges: &[(u32, Vec<u32>)],
-        i: usize,
-        state: &mut [u8],
-        path: &mut Vec<usize>,
-    ) -> Option<Vec<u32>> {
-        state[i] = 1;
-        path.push(i);
-        for &n in &edges[i].1 {
-            let Some(ni) = edges.iter().position(|(q, _)| *q == n) else {
-                continue;
-            };
-            if state[ni] == 1 {
-                let pos = path.iter().position(|&x| x == ni).unwrap_or(0);
-                return Some(path[pos..].iter().map(|&x| edges[x].0).collect());
-            }
-            if state[ni] == 0 {
-                if let Some(c) = dfs(edges, ni, state, path) {
-                    return Some(c);
-                }
-            }
-        }
-        path.pop();
-        state[i] = 2;
-        None
-    }
-    let mut state = vec![0u8; edges.len()];
-    for i in 0..edges.len() {
-        if state[i] == 0 {
-            if let Some(c) = dfs(edges, i, &mut state, &mut Vec::new()) {
-                return Some(c);
-            }
-        }
-    }
-    None
 }
