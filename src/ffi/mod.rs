@@ -68,8 +68,10 @@ mod barrier;
 mod chan;
 mod check;
 mod elem;
+mod net;
 mod process;
 mod recv_set;
+mod runtime;
 mod rust_side;
 #[cfg(feature = "cxx-test-hooks")]
 mod test_hooks;
@@ -83,8 +85,10 @@ pub use barrier::{BarrierEndHandle, BarrierHandle};
 pub use bridge::{Buffering, Elem, Sharing, Status};
 pub use chan::{ChanRx, ChanTx};
 pub use elem::RawItem;
+pub use net::{NetAccepter, NetNode};
 pub use process::ProcHandle;
 pub use recv_set::RecvSet;
+pub use runtime::{RuntimeBox, RuntimeHandle};
 pub use rust_side::NativeElem;
 pub use timer::TimerHandle;
 
@@ -103,10 +107,18 @@ use chan::{
     tx_send,
 };
 use check::{check_fail, check_run};
+use net::{
+    net_accept, net_accepter_next, net_bind, net_connect, net_connect_pair, net_local_addr,
+    net_lost, net_publish, net_register, net_resolve, net_serve_names,
+};
 use process::{
     default_workers, in_process, join, proc_id, proc_name, run, sleep_ns, spawn, yield_now,
 };
 use recv_set::{recv_set_new, recv_set_select};
+use runtime::{
+    handle_clone, handle_current, handle_is_shut_down, handle_spawn, handle_workers, rt_handle,
+    rt_new, rt_shutdown,
+};
 use timer::{
     timer_advance, timer_clone, timer_date, timer_date_after, timer_deadline, timer_egg,
     timer_expired, timer_fired, timer_next, timer_period, timer_repeat, timer_repeat_from,
@@ -262,6 +274,19 @@ mod bridge {
         rx: Box<ChanRx>,
     }
 
+    /// The two ends a network accepter or `connect_pair` gives: the writing end
+    /// of one direction and the reading end of the other.
+    struct NetPair {
+        tx: Box<ChanTx>,
+        rx: Box<ChanRx>,
+    }
+
+    /// A network connection that ended, and why.
+    struct LostConn {
+        peer: String,
+        why: String,
+    }
+
     unsafe extern "C++" {
         include!("hoare/bridge.hpp");
 
@@ -410,6 +435,47 @@ mod bridge {
         fn timer_advance(t: &mut TimerHandle);
         fn timer_skip_missed(t: &mut TimerHandle);
         fn timer_sleep(t: &mut TimerHandle) -> Result<()>;
+
+        /// A runtime started by C++ (`hoare::Runtime`), running until shut down.
+        type RuntimeBox;
+        /// A handle to a runtime, for any thread (`hoare::RuntimeHandle`).
+        type RuntimeHandle;
+        fn rt_new(opts: &RunOpts) -> Result<Box<RuntimeBox>>;
+        fn rt_handle(rt: &RuntimeBox) -> Box<RuntimeHandle>;
+        /// `detach`: from a process, shut down on a thread of its own instead of
+        /// failing (the destructor's case).
+        fn rt_shutdown(rt: &mut RuntimeBox, detach: bool) -> Result<()>;
+        fn handle_current() -> Result<Box<RuntimeHandle>>;
+        fn handle_clone(h: &RuntimeHandle) -> Box<RuntimeHandle>;
+        fn handle_spawn(h: &RuntimeHandle, task: UniquePtr<Task>) -> Result<Box<ProcHandle>>;
+        fn handle_is_shut_down(h: &RuntimeHandle) -> bool;
+        fn handle_workers(h: &RuntimeHandle) -> usize;
+
+        /// A network node (`hoare::net::Node`).
+        type NetNode;
+        /// An accepter published on a node (`hoare::net::Accepter`).
+        type NetAccepter;
+        /// `max_message` 0: the default limit.
+        fn net_bind(addr: &str, secret: &[u8], max_message: usize) -> Result<Box<NetNode>>;
+        fn net_local_addr(n: &NetNode) -> String;
+        fn net_publish(n: &NetNode, name: &str, elem: Elem) -> Result<Box<ChanRx>>;
+        /// `service` not empty: `url` is a name to resolve through that name service.
+        fn net_connect(
+            n: &NetNode,
+            url: &str,
+            service: &str,
+            elem: Elem,
+            buffer: usize,
+        ) -> Result<Box<ChanTx>>;
+        fn net_accept(n: &NetNode, name: &str, req: Elem, rep: Elem) -> Result<Box<NetAccepter>>;
+        /// The next client's pair: `rx` its requests, `tx` its replies.
+        fn net_accepter_next(a: &NetAccepter) -> Result<NetPair>;
+        /// `tx` the requests, `rx` the replies.
+        fn net_connect_pair(n: &NetNode, url: &str, req: Elem, rep: Elem) -> Result<NetPair>;
+        fn net_register(n: &NetNode, service: &str, name: &str) -> Result<()>;
+        fn net_resolve(n: &NetNode, service: &str, name: &str) -> Result<String>;
+        fn net_serve_names(n: &NetNode) -> Result<()>;
+        fn net_lost(n: &NetNode) -> Vec<LostConn>;
     }
 }
 
