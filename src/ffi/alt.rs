@@ -6,12 +6,14 @@
 
 use super::alting::AltingBarrierEndHandle;
 use super::backend;
+use super::bcast::{BRxAny, BTxAny, BcastRx, BcastTx};
 use super::bridge::{AltGuard, AltKind, AltOutcome, ExcSlot, Status};
 use super::chan::{ChanRx, ChanTx, RxAny, TxAny};
 use super::elem::{wait_ack, ByValue, Carried, RawItem};
 use super::guard;
 use super::timer::{TimerHandle, TimerRef};
 use hoare_core::alt::{BarrierCase, Case, Fair, RecvCase, SendCase, SkipCase, TimeoutCase};
+use hoare_core::chan::broadcast::{BcastRecvCase, BcastSendCase};
 use hoare_core::chan::RawChan;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -46,6 +48,36 @@ macro_rules! case_enum {
 elems!(case_enum!(RecvCases, RecvCase));
 elems!(case_enum!(SendCases, SendCase));
 
+/// `enum $name<'a>` with one `$case<'a, T>` variant per by-value element type (the
+/// broadcast cases), and the type-erased case.
+macro_rules! bcase_enum {
+    ($name:ident, $case:ident; $rv:ident $rt:ty; $($v:ident $t:ty),*; $($pv:ident $pt:ty),*) => {
+        enum $name<'a> {
+            $($v($case<'a, $t>),)*
+            $($pv($case<'a, $pt>),)*
+        }
+        impl<'a> $name<'a> {
+            fn as_case(&mut self) -> &mut (dyn Case + 'a) {
+                bdispatch!($name(c) in self => c)
+            }
+        }
+    };
+}
+elems!(bcase_enum!(BRecvCases, BcastRecvCase));
+elems!(bcase_enum!(BSendCases, BcastSendCase));
+
+/// The case of a broadcast guard, made from the end at `end` (`BRxAny`/`BTxAny`
+/// to `BRecvCases`/`BSendCases`, variant by variant).
+macro_rules! bcase_of {
+    ($from:ident => $to:ident, $e:expr, $x:ident => $body:expr;
+     $rv:ident $rt:ty; $($v:ident $t:ty),*; $($pv:ident $pt:ty),*) => {
+        match $e {
+            $($from::$v($x) => $to::$v($body),)*
+            $($from::$pv($x) => $to::$pv($body),)*
+        }
+    };
+}
+
 /// One case of a bridged alt, of any kind and element type.
 enum AltCase<'a> {
     /// A guard whose precondition is false (or a slot no guard uses).
@@ -58,6 +90,8 @@ enum AltCase<'a> {
     After(TimeoutCase<Duration>),
     Skip(SkipCase),
     Barrier(BarrierCase<'a>),
+    BRecv(BRecvCases<'a>),
+    BSend(BSendCases<'a>),
 }
 
 impl<'a> AltCase<'a> {
@@ -73,6 +107,8 @@ impl<'a> AltCase<'a> {
             AltCase::Timer(c) => c,
             AltCase::After(c) => c,
             AltCase::Barrier(c) => c,
+            AltCase::BRecv(c) => c.as_case(),
+            AltCase::BSend(c) => c.as_case(),
         }
     }
 }
@@ -277,6 +313,21 @@ unsafe fn run_alt<'a>(
                     unsafe { &mut *(g.end as *mut AltingBarrierEndHandle) };
                 AltCase::Barrier(BarrierCase::new(Some(&mut e.0)))
             }
+            AltKind::BcastRecv => {
+                // SAFETY: the caller's contract.
+                let rx: &'a BcastRx = unsafe { &*(g.end as *const BcastRx) };
+                AltCase::BRecv(elems!(bcase_of!(BRxAny => BRecvCases, &rx.inner,
+                    r => r.__alt_recv_case(true))))
+            }
+            AltKind::BcastSend => {
+                // SAFETY: the caller's contract.
+                let tx: &'a BcastTx = unsafe { &*(g.end as *const BcastTx) };
+                let size = tx.size;
+                AltCase::BSend(elems!(bcase_of!(BTxAny => BSendCases, &tx.inner,
+                    // SAFETY: `value` is a live value of the element type (the
+                    // caller's contract; `size` bytes for a by-value class).
+                    t => t.__alt_send_case(Some(unsafe { ByValue::take(value, size) })))))
+            }
             _ => {
                 // Give back what was taken from the C++ objects so far.
                 // SAFETY: the caller's contract.
@@ -314,6 +365,29 @@ unsafe fn run_alt<'a>(
             Status::Timeout
         }
         AltCase::Skip(_) | AltCase::Barrier(_) => Status::Ok,
+        AltCase::BRecv(c) => {
+            // SAFETY: the caller's contract.
+            let size = unsafe { &*(g.end as *const BcastRx) }.size;
+            bdispatch!(BRecvCases(c) in c => match c.into_chosen() {
+                Some(Ok(v)) => {
+                    // SAFETY: `value` is storage for the element type (the caller's
+                    // contract); by-value types raise no exception.
+                    unsafe { v.deliver(value, err, size) };
+                    Status::Ok
+                }
+                Some(Err(_)) => Status::Poisoned,
+                None => unreachable!("hoare: the chosen alt case has no result"),
+            })
+        }
+        AltCase::BSend(c) => bdispatch!(BSendCases(c) in c => match c.into_chosen() {
+            Some(Ok(())) => Status::Ok,
+            Some(Err(e)) => {
+                // SAFETY: `value` is the C++ object the case's value came from.
+                unsafe { e.into_inner().give_back(value) };
+                Status::Poisoned
+            }
+            None => unreachable!("hoare: the chosen alt case has no result"),
+        }),
         AltCase::Off(_) => unreachable!("hoare: an alt chose a disabled guard"),
     };
     // Values of the send guards that were not chosen go back to their objects.
@@ -341,10 +415,17 @@ unsafe fn run_alt<'a>(
 /// Every send case was made from the value of the guard of its index.
 unsafe fn give_back_all(gs: &[AltGuard], cases: &mut [AltCase<'_>]) {
     for (c, g) in cases.iter_mut().zip(gs) {
-        if let AltCase::Send(c) = std::mem::replace(c, AltCase::off()) {
-            let p = g.value as *mut u8;
+        let p = g.value as *mut u8;
+        match std::mem::replace(c, AltCase::off()) {
             // SAFETY: the caller's contract.
-            dispatch!(SendCases(c) in c => unsafe { send_unsent(c, p) });
+            AltCase::Send(c) => dispatch!(SendCases(c) in c => unsafe { send_unsent(c, p) }),
+            AltCase::BSend(c) => bdispatch!(BSendCases(c) in c => {
+                if let Some(v) = c.into_unsent() {
+                    // SAFETY: the caller's contract.
+                    unsafe { v.give_back(p) }
+                }
+            }),
+            _ => {}
         }
     }
 }

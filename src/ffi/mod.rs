@@ -62,6 +62,8 @@
 mod backend;
 #[macro_use]
 mod macros;
+#[macro_use]
+mod bcast;
 mod alt;
 mod alting;
 mod barrier;
@@ -82,6 +84,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 pub use alting::{AltingBarrierEndHandle, AltingBarrierHandle};
 pub use backend::{Rx, Tx};
 pub use barrier::{BarrierEndHandle, BarrierHandle};
+pub use bcast::{BcastRx, BcastTx};
 pub use bridge::{Buffering, Elem, Sharing, Status};
 pub use chan::{ChanRx, ChanTx};
 pub use elem::RawItem;
@@ -101,6 +104,11 @@ use alting::{
 use barrier::{
     barrier_clone, barrier_enroll, barrier_enrolled, barrier_new, barrier_of, barrier_rounds,
     barrier_same, barrier_sync,
+};
+use bcast::{
+    bcast_new, bcast_readers, bcast_recv, bcast_rx_elem, bcast_rx_is_open, bcast_rx_poison,
+    bcast_rx_subscribe, bcast_send, bcast_tx_elem, bcast_tx_is_open, bcast_tx_poison,
+    bcast_tx_subscribe,
 };
 use chan::{
     chan_new, rx_clone, rx_elem, rx_poison, rx_recv, rx_recv_with, tx_clone, tx_elem, tx_poison,
@@ -240,6 +248,10 @@ mod bridge {
         Skip = 3,
         /// An alting barrier (`end`: `*mut AltingBarrierEndHandle`).
         Barrier = 4,
+        /// A broadcast's reader (`end`: `*const BcastRx`).
+        BcastRecv = 5,
+        /// A broadcast's writer (`end`: `*const BcastTx`).
+        BcastSend = 6,
     }
 
     /// One guard of an alt, as C++ describes it (addresses as integers).
@@ -272,6 +284,12 @@ mod bridge {
     struct ChanPair {
         tx: Box<ChanTx>,
         rx: Box<ChanRx>,
+    }
+
+    /// Both ends of a new broadcast.
+    struct BcastPair {
+        tx: Box<BcastTx>,
+        rx: Box<BcastRx>,
     }
 
     /// The two ends a network accepter or `connect_pair` gives: the writing end
@@ -435,6 +453,33 @@ mod bridge {
         fn timer_advance(t: &mut TimerHandle);
         fn timer_skip_missed(t: &mut TimerHandle);
         fn timer_sleep(t: &mut TimerHandle) -> Result<()>;
+
+        /// A broadcast's writing end (`hoare::BroadcastTx`).
+        type BcastTx;
+        /// A broadcast's reading end (`hoare::BroadcastRx`).
+        type BcastRx;
+        fn bcast_new(
+            elem: Elem,
+            size: usize,
+            buffering: Buffering,
+            capacity: usize,
+        ) -> Result<BcastPair>;
+        unsafe fn bcast_send(tx: &BcastTx, value: *mut u8) -> Result<Status>;
+        unsafe fn bcast_recv(
+            rx: &BcastRx,
+            dst: *mut u8,
+            mode: WaitMode,
+            timeout_ns: u64,
+        ) -> Result<Status>;
+        fn bcast_tx_subscribe(tx: &BcastTx) -> Box<BcastRx>;
+        fn bcast_rx_subscribe(rx: &BcastRx) -> Box<BcastRx>;
+        fn bcast_tx_poison(tx: &BcastTx);
+        fn bcast_rx_poison(rx: &BcastRx);
+        fn bcast_tx_is_open(tx: &BcastTx) -> bool;
+        fn bcast_rx_is_open(rx: &BcastRx) -> bool;
+        fn bcast_readers(tx: &BcastTx) -> usize;
+        fn bcast_tx_elem(tx: &BcastTx) -> Elem;
+        fn bcast_rx_elem(rx: &BcastRx) -> Elem;
 
         /// A runtime started by C++ (`hoare::Runtime`), running until shut down.
         type RuntimeBox;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "hoare/barrier.hpp"
+#include "hoare/broadcast.hpp"
 #include "hoare/chan.hpp"
 #include "hoare/detail/ffi.hpp"
 #include "hoare/detail/value.hpp"
@@ -401,6 +402,34 @@ class Alt {
     auto end = detail::end_addr(tx);
     push(detail::make_guard<detail::SendGuard<T, F>>(arena_, std::move(value), std::move(f)));
     add(ffi::AltKind::Send, cond, end, 0);
+    return *this;
+  }
+
+  // A receive guard on a broadcast's reader: ready when a value it has not taken is
+  // there (or on poison).
+  template <class T, class F = detail::Ignore>
+  Alt& bcast_recv(BroadcastRx<T>& rx, F f = {}) {
+    return bcast_recv_if(true, rx, std::move(f));
+  }
+  template <class T, class F = detail::Ignore>
+  Alt& bcast_recv_if(bool cond, BroadcastRx<T>& rx, F f = {}) {
+    auto end = detail::end_addr(rx);
+    push(detail::make_guard<detail::RecvGuard<T, F>>(arena_, arena_, 1, std::move(f)));
+    add(ffi::AltKind::BcastRecv, cond, end, 0);
+    return *this;
+  }
+  // A send guard on a broadcast's writer: ready when the broadcast has room
+  // (rendezvous: the previous value was taken by every reader); once chosen on a
+  // rendezvous broadcast, select() returns when every reader has taken the value.
+  template <class T, class F = detail::Ignore>
+  Alt& bcast_send(BroadcastTx<T>& tx, T value, F f = {}) {
+    return bcast_send_if(true, tx, std::move(value), std::move(f));
+  }
+  template <class T, class F = detail::Ignore>
+  Alt& bcast_send_if(bool cond, BroadcastTx<T>& tx, T value, F f = {}) {
+    auto end = detail::end_addr(tx);
+    push(detail::make_guard<detail::SendGuard<T, F>>(arena_, std::move(value), std::move(f)));
+    add(ffi::AltKind::BcastSend, cond, end, 0);
     return *this;
   }
 

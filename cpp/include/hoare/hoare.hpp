@@ -47,6 +47,8 @@
 //   hoare/chan.hpp     Chan, channel, Tx/SharedTx, Rx/SharedRx, Buffer, Status,
 //                      send_timed, recv_timed
 //   hoare/timer.hpp    Egg, Repeat, Date, this_proc::sleep(timer)
+//   hoare/broadcast.hpp broadcast, BroadcastTx, BroadcastRx (one writer, every reader
+//                      gets every value)
 //   hoare/alt.hpp      Alt, RecvAny, Fair
 //   hoare/barrier.hpp  Barrier, BarrierEnd, AltingBarrier, AltingBarrierEnd
 //   hoare/bundle.hpp   request_reply, ClientEnd, ServerEnd, Request
@@ -58,6 +60,7 @@
 
 #include "hoare/alt.hpp"
 #include "hoare/barrier.hpp"
+#include "hoare/broadcast.hpp"
 #include "hoare/bundle.hpp"
 #include "hoare/chan.hpp"
 #include "hoare/check.hpp"
