@@ -71,6 +71,7 @@ mod chan;
 mod check;
 mod elem;
 mod net;
+mod par;
 mod process;
 mod recv_set;
 mod runtime;
@@ -119,6 +120,7 @@ use net::{
     net_accept, net_accepter_next, net_bind, net_connect, net_connect_pair, net_local_addr,
     net_lost, net_publish, net_register, net_resolve, net_serve_names,
 };
+use par::par_run;
 use process::{
     default_workers, in_process, join, proc_id, proc_name, run, sleep_ns, spawn, yield_now,
 };
@@ -284,6 +286,19 @@ mod bridge {
     struct ChanPair {
         tx: Box<ChanTx>,
         rx: Box<ChanRx>,
+    }
+
+    /// One communication of a parallel communication (`hoare::Par`).
+    struct ParItem {
+        /// A send (`end`: `*const ChanTx`) or a receive (`*const ChanRx`).
+        send: bool,
+        end: usize,
+        /// Send: the C++ value; receive: storage for one.
+        value: usize,
+        /// `*mut ExcSlot`.
+        err: usize,
+        /// How it ended (set by `par_run`).
+        status: Status,
     }
 
     /// Both ends of a new broadcast.
@@ -453,6 +468,10 @@ mod bridge {
         fn timer_advance(t: &mut TimerHandle);
         fn timer_skip_missed(t: &mut TimerHandle);
         fn timer_sleep(t: &mut TimerHandle) -> Result<()>;
+
+        /// Runs every communication of `items` at once (at most `timeout_ns` if
+        /// `timed`); false if a move into a box threw first (nothing happened).
+        unsafe fn par_run(items: &mut [ParItem], timed: bool, timeout_ns: u64) -> Result<bool>;
 
         /// A broadcast's writing end (`hoare::BroadcastTx`).
         type BcastTx;

@@ -49,6 +49,7 @@
 //   hoare/timer.hpp    Egg, Repeat, Date, this_proc::sleep(timer)
 //   hoare/broadcast.hpp broadcast, BroadcastTx, BroadcastRx (one writer, every reader
 //                      gets every value)
+//   hoare/par.hpp      Par (several sends and receives at once)
 //   hoare/alt.hpp      Alt, RecvAny, Fair
 //   hoare/barrier.hpp  Barrier, BarrierEnd, AltingBarrier, AltingBarrierEnd
 //   hoare/bundle.hpp   request_reply, ClientEnd, ServerEnd, Request
@@ -65,6 +66,7 @@
 #include "hoare/chan.hpp"
 #include "hoare/check.hpp"
 #include "hoare/error.hpp"
+#include "hoare/par.hpp"
 #include "hoare/process.hpp"
 #include "hoare/runtime.hpp"
 #include "hoare/scope.hpp"
