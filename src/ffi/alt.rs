@@ -7,12 +7,15 @@
 use super::alting::AltingBarrierEndHandle;
 use super::backend;
 use super::bcast::{BRxAny, BTxAny, BcastRx, BcastTx};
+use super::bridge::{self, Task};
 use super::bridge::{AltGuard, AltKind, AltOutcome, ExcSlot, Status};
 use super::chan::{ChanRx, ChanTx, RxAny, TxAny};
 use super::elem::{wait_ack, ByValue, Carried, RawItem};
 use super::guard;
 use super::timer::{TimerHandle, TimerRef};
-use hoare_core::alt::{BarrierCase, Case, Fair, RecvCase, SendCase, SkipCase, TimeoutCase};
+use hoare_core::alt::{
+    BarrierCase, Case, ExtRecvCase, Fair, RecvCase, SendCase, SkipCase, TimeoutCase,
+};
 use hoare_core::chan::broadcast::{BcastRecvCase, BcastSendCase};
 use hoare_core::chan::RawChan;
 use std::sync::atomic::AtomicBool;
@@ -64,7 +67,62 @@ macro_rules! bcase_enum {
     };
 }
 elems!(bcase_enum!(BRecvCases, BcastRecvCase));
+
+/// An extended receive case whose closure delivers the value to C++ and runs the
+/// C++ handler (boxed: one allocation per such guard).
+type ExtCase<'a, T> = ExtRecvCase<'a, T, Box<dyn FnOnce(T) + 'a>>;
+
+/// `enum ExtRecvCases<'a>` with one `ExtCase<'a, T>` per element type.
+macro_rules! ext_enum {
+    (; $rv:ident $rt:ty; $($v:ident $t:ty),*; $($pv:ident $pt:ty),*) => {
+        enum ExtRecvCases<'a> {
+            $rv(ExtCase<'a, $rt>),
+            $($v(ExtCase<'a, $t>),)*
+            $($pv(ExtCase<'a, $pt>),)*
+        }
+        impl<'a> ExtRecvCases<'a> {
+            fn as_case(&mut self) -> &mut (dyn Case + 'a) {
+                dispatch!(ExtRecvCases(c) in self => c)
+            }
+        }
+    };
+}
+elems!(ext_enum!());
+
+/// The extended receive case of `rx` whose closure delivers into `dst` and runs
+/// `task` (the C++ handler) while the writer is held.
+///
+/// # Safety
+/// `dst` is storage for the element type (`size` bytes for a by-value class), `err`
+/// an exception slot, `task` a live C++ task; all outlive the alt.
+unsafe fn ext_case<'a, T: Carried>(
+    rx: &'a backend::Rx<T>,
+    dst: *mut u8,
+    err: *mut ExcSlot,
+    size: usize,
+    task: *mut Task,
+) -> ExtCase<'a, T> {
+    let f: Box<dyn FnOnce(T) + 'a> = Box::new(move |v: T| {
+        // SAFETY: the caller's contract.
+        unsafe { v.deliver(dst, err, size) };
+        // SAFETY: as above; the task is pinned in the C++ guard.
+        bridge::task_run(unsafe { std::pin::Pin::new_unchecked(&mut *task) });
+    });
+    ExtRecvCase::new(Some(rx_raw(rx)), f)
+}
 elems!(bcase_enum!(BSendCases, BcastSendCase));
+
+/// `RxAny` to `ExtRecvCases`, variant by variant.
+macro_rules! ext_of {
+    ($e:expr, $x:ident => $body:expr;
+     $rv:ident $rt:ty; $($v:ident $t:ty),*; $($pv:ident $pt:ty),*) => {
+        match $e {
+            RxAny::$rv($x) => ExtRecvCases::$rv($body),
+            $(RxAny::$v($x) => ExtRecvCases::$v($body),)*
+            $(RxAny::$pv($x) => ExtRecvCases::$pv($body),)*
+        }
+    };
+}
 
 /// The case of a broadcast guard, made from the end at `end` (`BRxAny`/`BTxAny`
 /// to `BRecvCases`/`BSendCases`, variant by variant).
@@ -92,6 +150,7 @@ enum AltCase<'a> {
     Barrier(BarrierCase<'a>),
     BRecv(BRecvCases<'a>),
     BSend(BSendCases<'a>),
+    Ext(ExtRecvCases<'a>),
 }
 
 impl<'a> AltCase<'a> {
@@ -109,6 +168,7 @@ impl<'a> AltCase<'a> {
             AltCase::Barrier(c) => c,
             AltCase::BRecv(c) => c.as_case(),
             AltCase::BSend(c) => c.as_case(),
+            AltCase::Ext(c) => c.as_case(),
         }
     }
 }
@@ -313,6 +373,16 @@ unsafe fn run_alt<'a>(
                     unsafe { &mut *(g.end as *mut AltingBarrierEndHandle) };
                 AltCase::Barrier(BarrierCase::new(Some(&mut e.0)))
             }
+            AltKind::RecvWith if g.task != 0 => {
+                // SAFETY: the caller's contract.
+                let rx: &'a ChanRx = unsafe { &*(g.end as *const ChanRx) };
+                let (err, size, task) = (g.err as *mut ExcSlot, rx.size, g.task as *mut Task);
+                // SAFETY: the caller's contract (storage, slot and task live until
+                // this call returns).
+                AltCase::Ext(elems!(ext_of!(&rx.inner, r => unsafe {
+                    ext_case(r, value, err, size, task)
+                })))
+            }
             AltKind::BcastRecv => {
                 // SAFETY: the caller's contract.
                 let rx: &'a BcastRx = unsafe { &*(g.end as *const BcastRx) };
@@ -365,6 +435,11 @@ unsafe fn run_alt<'a>(
             Status::Timeout
         }
         AltCase::Skip(_) | AltCase::Barrier(_) => Status::Ok,
+        AltCase::Ext(c) => dispatch!(ExtRecvCases(c) in c => match c.into_chosen() {
+            Some(Ok(())) => Status::Ok,
+            Some(Err(_)) => Status::Poisoned,
+            None => unreachable!("hoare: the chosen alt case has no result"),
+        }),
         AltCase::BRecv(c) => {
             // SAFETY: the caller's contract.
             let size = unsafe { &*(g.end as *const BcastRx) }.size;

@@ -254,6 +254,9 @@ mod bridge {
         BcastRecv = 5,
         /// A broadcast's writer (`end`: `*const BcastTx`).
         BcastSend = 6,
+        /// An extended receive (`end`: `*const ChanRx`, `task` the handler run
+        /// with the writer held).
+        RecvWith = 7,
     }
 
     /// One guard of an alt, as C++ describes it (addresses as integers).
@@ -270,6 +273,9 @@ mod bridge {
         err: usize,
         /// Timeout: nanoseconds from now (when `end` is 0).
         timeout_ns: u64,
+        /// Extended receive: the `*mut Task` (the C++ handler) run on the value
+        /// with the writer held.
+        task: usize,
     }
 
     /// The guard an alt chose and how its communication ended.
