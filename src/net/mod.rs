@@ -43,10 +43,9 @@
 //! connection is lost, or that encodes to more than the node's limit, is not
 //! handed back — its `send` returns `Ok` without an acknowledgement and the
 //! channel is poisoned (handing it back needs an extended rendezvous that can
-//! refuse the value, a core change); TLS (rustls); the reassembly (C++ ends:
-//! `cpp/include/hoare/net.hpp`, strings and bytes)
+//! refuse the value, a core change); TLS (rustls); the reassembly
 //! buffers are bounded per channel (the node's message limit) but not per
-//! connection.
+//! connection. C++ ends (strings and bytes): `cpp/include/hoare/net.hpp`.
 
 mod auth;
 pub mod frame;
