@@ -49,7 +49,8 @@ namespace hoare {
 // Allocation: an Alt keeps its guards in storage of its own (kInlineGuards guards and
 // kInlineBytes bytes of handlers, values and receive slots), so a handful of guards
 // with small handlers allocates nothing on either side of the bridge; beyond that
-// a guard goes to the heap.
+// a guard goes to the heap. (A recv_with guard allocates one box on the Rust side
+// for its closure; a broadcast allocates a shared cell per value sent.)
 //
 // On a rendezvous channel of a by-address type, the writer released by an alt's
 // receive waits (yielding) until the alt has moved the value out of its object.
