@@ -184,6 +184,9 @@ TEST(Net, ErrorsAreExceptions) {
     auto client = hoare::net::Node::bind("127.0.0.1:0", kSecret);
     EXPECT_THROW(client.connect<std::string>(url(server, "nothing")), hoare::Error);
     EXPECT_THROW(client.connect<std::string>("no-slash-here"), hoare::Error);
+    auto moved_to = std::move(client);
+    EXPECT_THROW(client.local_addr(), hoare::Error);  // a moved-from node
+    client = std::move(moved_to);
     auto intruder = hoare::net::Node::bind("127.0.0.1:0", "wrong secret");
     EXPECT_THROW(intruder.connect<std::string>(url(server, "x")), hoare::Error);
     // The good client still works after the intruder was refused.

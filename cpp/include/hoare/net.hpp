@@ -96,7 +96,8 @@ class Accepter {
  public:
   // Waits for the next client; hoare::Error once the node is gone.
   std::pair<Rx<wire_t<Req>>, SharedTx<wire_t<Rep>>> next() {
-    auto p = hoare::detail::bridge_call([&] { return ffi::net_accepter_next(*a_); });
+    if (!a_) throw Error("hoare: use of an empty (moved-from) net::Accepter");
+    auto p = hoare::detail::bridge_call([&] { return ffi::net_accepter_next(**a_); });
     return {Rx<wire_t<Req>>::from_rust(std::move(p.rx)),
             SharedTx<wire_t<Rep>>::from_rust(std::move(p.tx))};
   }
@@ -104,7 +105,7 @@ class Accepter {
  private:
   friend class Node;
   explicit Accepter(rust::Box<ffi::NetAccepter> a) : a_(std::move(a)) {}
-  rust::Box<ffi::NetAccepter> a_;
+  hoare::detail::Handle<ffi::NetAccepter> a_;  // empty once moved from
 };
 
 // A network node: listens on an address for other nodes that know its secret,
@@ -122,7 +123,7 @@ class Node {
   }
 
   // The address ("HOST:PORT") other nodes connect to.
-  std::string local_addr() const { return std::string(ffi::net_local_addr(*n_)); }
+  std::string local_addr() const { return std::string(ffi::net_local_addr(node())); }
 
   // Publishes a channel of T under `name` and returns its reading end: values that
   // writers in other programs send to "HOST:PORT/name" arrive here (any number of
@@ -130,7 +131,7 @@ class Node {
   template <class T>
   Rx<wire_t<T>> publish(const std::string& name) {
     auto rx = hoare::detail::bridge_call(
-        [&] { return ffi::net_publish(*n_, name, hoare::detail::elem_of<wire_t<T>>::value); });
+        [&] { return ffi::net_publish(node(), name, hoare::detail::elem_of<wire_t<T>>::value); });
     return Rx<wire_t<T>>::from_rust(std::move(rx));
   }
 
@@ -153,7 +154,7 @@ class Node {
   template <class Req, class Rep>
   Accepter<Req, Rep> accept(const std::string& name) {
     return Accepter<Req, Rep>(hoare::detail::bridge_call([&] {
-      return ffi::net_accept(*n_, name, hoare::detail::elem_of<wire_t<Req>>::value,
+      return ffi::net_accept(node(), name, hoare::detail::elem_of<wire_t<Req>>::value,
                              hoare::detail::elem_of<wire_t<Rep>>::value);
     }));
   }
@@ -163,7 +164,7 @@ class Node {
   template <class Req, class Rep>
   std::pair<SharedTx<wire_t<Req>>, Rx<wire_t<Rep>>> connect_pair(const std::string& url) {
     auto p = hoare::detail::bridge_call([&] {
-      return ffi::net_connect_pair(*n_, url, hoare::detail::elem_of<wire_t<Req>>::value,
+      return ffi::net_connect_pair(node(), url, hoare::detail::elem_of<wire_t<Req>>::value,
                                    hoare::detail::elem_of<wire_t<Rep>>::value);
     });
     return {SharedTx<wire_t<Req>>::from_rust(std::move(p.tx)),
@@ -172,23 +173,23 @@ class Node {
 
   // Serves a name service on this node (until the node is destroyed).
   void serve_names() {
-    hoare::detail::bridge_call([&] { ffi::net_serve_names(*n_); });
+    hoare::detail::bridge_call([&] { ffi::net_serve_names(node()); });
   }
   // Registers this node's channel published as `name` with the name service at
   // `service` ("HOST:PORT").
   void register_name(const std::string& service, const std::string& name) {
-    hoare::detail::bridge_call([&] { ffi::net_register(*n_, service, name); });
+    hoare::detail::bridge_call([&] { ffi::net_register(node(), service, name); });
   }
   // The URL registered as `name` with the name service at `service`.
   std::string resolve(const std::string& service, const std::string& name) {
     return std::string(
-        hoare::detail::bridge_call([&] { return ffi::net_resolve(*n_, service, name); }));
+        hoare::detail::bridge_call([&] { return ffi::net_resolve(node(), service, name); }));
   }
 
   // The connections that ended (their channels were poisoned), with why.
   std::vector<LostConnection> lost_connections() const {
     std::vector<LostConnection> out;
-    for (const auto& l : ffi::net_lost(*n_)) {
+    for (const auto& l : ffi::net_lost(node())) {
       out.push_back(LostConnection{std::string(l.peer), std::string(l.why)});
     }
     return out;
@@ -196,17 +197,22 @@ class Node {
 
  private:
   explicit Node(rust::Box<ffi::NetNode> n) : n_(std::move(n)) {}
+  const ffi::NetNode& node() const {
+    if (!n_) throw Error("hoare: use of an empty (moved-from) net::Node");
+    return **n_;
+  }
 
   template <class T>
   SharedTx<wire_t<T>> connect_impl(const std::string& url, const std::string& service,
                                    std::size_t buffer) {
     auto tx = hoare::detail::bridge_call([&] {
-      return ffi::net_connect(*n_, url, service, hoare::detail::elem_of<wire_t<T>>::value, buffer);
+      return ffi::net_connect(node(), url, service, hoare::detail::elem_of<wire_t<T>>::value,
+                              buffer);
     });
     return SharedTx<wire_t<T>>::from_rust(std::move(tx));
   }
 
-  rust::Box<ffi::NetNode> n_;
+  hoare::detail::Handle<ffi::NetNode> n_;  // empty once moved from
 };
 
 }  // namespace net
