@@ -32,6 +32,10 @@ TEST(Runtime, SpawnAndJoinFromPlainThreads) {
   for (int t = 0; t < 4; ++t)
     for (int i = 0; i < 50; ++i) want += t * 1000 + i;
   EXPECT_EQ(sum.load(), want);
+  auto h = rt.handle();
+  auto h2 = std::move(h);
+  EXPECT_THROW(h.spawn([] {}), hoare::Error);  // a moved-from handle
+  EXPECT_EQ(h2.workers(), 2u);
   rt.shutdown();
   EXPECT_TRUE(rt.is_shut_down());
   rt.shutdown();  // a second call does nothing

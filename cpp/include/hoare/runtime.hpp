@@ -34,12 +34,14 @@ class RuntimeHandle {
     return RuntimeHandle(detail::bridge_call([] { return ffi::handle_current(); }));
   }
 
-  RuntimeHandle(const RuntimeHandle& o) : h_(ffi::handle_clone(*o.h_)) {}
+  RuntimeHandle(const RuntimeHandle& o) {
+    if (o.h_) h_ = detail::Handle<ffi::RuntimeHandle>(ffi::handle_clone(**o.h_));
+  }
   RuntimeHandle& operator=(const RuntimeHandle& o) {
-    if (this != &o) h_ = ffi::handle_clone(*o.h_);
+    if (this != &o) *this = RuntimeHandle(o);
     return *this;
   }
-  // A moved-from handle may only be destroyed or assigned to.
+  // A moved-from handle is empty: using it throws hoare::Error.
   RuntimeHandle(RuntimeHandle&&) noexcept = default;
   RuntimeHandle& operator=(RuntimeHandle&&) noexcept = default;
 
@@ -48,19 +50,23 @@ class RuntimeHandle {
   template <class F>
   JoinHandle<detail::result_of_t<F>> spawn(F&& f) const {
     auto h = detail::bridge_call(
-        [&] { return ffi::handle_spawn(*h_, detail::make_task(std::forward<F>(f))); });
+        [&] { return ffi::handle_spawn(get(), detail::make_task(std::forward<F>(f))); });
     return JoinHandle<detail::result_of_t<F>>(std::move(h));
   }
 
   // Whether the runtime has begun to shut down.
-  bool is_shut_down() const { return ffi::handle_is_shut_down(*h_); }
+  bool is_shut_down() const { return ffi::handle_is_shut_down(get()); }
   // Its number of worker threads.
-  std::size_t workers() const { return ffi::handle_workers(*h_); }
+  std::size_t workers() const { return ffi::handle_workers(get()); }
 
  private:
   friend class Runtime;
   explicit RuntimeHandle(rust::Box<ffi::RuntimeHandle> h) : h_(std::move(h)) {}
-  rust::Box<ffi::RuntimeHandle> h_;
+  const ffi::RuntimeHandle& get() const {
+    if (!h_) throw Error("hoare: use of an empty (moved-from) RuntimeHandle");
+    return **h_;
+  }
+  detail::Handle<ffi::RuntimeHandle> h_;
 };
 
 // A runtime, running from construction until shutdown() or destruction. Shutdown
