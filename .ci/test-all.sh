@@ -32,14 +32,27 @@ cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy --workspace --all-targets --features cxx -- -D warnings
 cargo clippy --workspace --all-targets --features cxx-test-hooks -- -D warnings
 cargo clippy --workspace --all-targets --features check -- -D warnings
+cargo clippy --workspace --all-targets --features tls -- -D warnings
 CARGO_TARGET_DIR="$PWD/target" \
   cargo clippy --manifest-path cpp/examples/my_procs/Cargo.toml --all-targets -- -D warnings
+
+# The declared minimum Rust version (rust-version in Cargo.toml) builds: checked with
+# that toolchain when the machine has it (.ci/run tries to install it; a machine
+# without access to the Rust release server skips this step and says so).
+msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
+if cargo "+$msrv" --version >/dev/null 2>&1; then
+  step "minimum Rust version $msrv (cargo check, every target and feature)"
+  CARGO_TARGET_DIR=target/msrv cargo "+$msrv" check --workspace --all-targets --features check,cxx-test-hooks --quiet
+else
+  echo "Rust $msrv not installed: the minimum Rust version is not checked" >&2
+fi
 
 step "rustdoc (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 # What docs.rs builds ([package.metadata.docs.rs]: the cxx feature too).
 RUSTDOCFLAGS="-D warnings" cargo doc -p hoare --features cxx --no-deps --quiet
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --features check --quiet
+RUSTDOCFLAGS="-D warnings" cargo doc -p hoare --no-deps --features tls --quiet
 
 step "cargo package (the three crates, verified; nothing is uploaded)"
 # Packs hoare-core, hoare-runtime and hoare in dependency order and builds each from
@@ -58,6 +71,10 @@ CARGO_TARGET_DIR=target/package-verify cargo package --workspace --allow-dirty -
 
 step "Rust tests (release: the stress tests run real process networks)"
 cargo test --workspace --release
+
+step "TLS for network channels (feature tls: two programs over TLS, plaintext refused; the doc tests of hoare::net)"
+cargo test --release --features tls --test net_programs tls
+cargo test --release --features tls --doc net::
 
 step "the checking runtime (feature check: its tests, and the doc tests of hoare::check)"
 cargo test --release --features check --test check

@@ -61,8 +61,8 @@ pub use hoare_core::chan;
 pub use hoare_core::chan::{
     any2any, any2one, broadcast, broadcast_bounded, broadcast_overwriting, one2any, one2one,
     request_reply, request_reply_with, Any, BroadcastReceiver, BroadcastSender, Buffer, CallError,
-    Channel, ChannelBuilder, ClientEnd, One, Receiver, RecvError, RecvTimeoutError, Request,
-    SendError, SendTimeoutError, Sender, ServerEnd, TryRecvError, TrySendError,
+    Channel, ChannelBuilder, ClientEnd, One, Reason, Receiver, RecvError, RecvTimeoutError, Refuse,
+    Request, SendError, SendTimeoutError, Sender, ServerEnd, TryRecvError, TrySendError,
 };
 
 /// Alternation: the [`alt!`](macro@alt), [`pri_alt!`] and [`fair_alt!`] macros for a fixed set

@@ -138,6 +138,23 @@ mod roles {
         say("done", format!("{n} {sum}"));
     }
 
+    /// Publishes "in", takes `COUNT` values, printing each inside its
+    /// extended rendezvous (so before its writer can see it acknowledged),
+    /// then stops taking values and waits to be killed.
+    pub fn stalling_sink() {
+        let node = Node::bind("127.0.0.1:0", SECRET).unwrap();
+        let rx = node.publish::<u64>("in").unwrap();
+        say("addr", node.local_addr());
+        let count: u64 = var("COUNT").parse().unwrap();
+        for _ in 0..count {
+            rx.recv_with(|v| say("got", v)).unwrap();
+        }
+        say("stalled", "ok");
+        loop {
+            hoare::sleep_for(Duration::from_secs(1));
+        }
+    }
+
     /// Publishes "in", sends each value doubled to `NEXT` until poison.
     pub fn doubler() {
         let node = Node::bind("127.0.0.1:0", SECRET).unwrap();
@@ -241,6 +258,9 @@ fn child_entry() {
         "eight_writers" => roles::eight_writers(),
         "client" => roles::client(),
         "intruder" => roles::intruder(),
+        "stalling_sink" => roles::stalling_sink(),
+        #[cfg(feature = "tls")]
+        "tls_sink" => tls::sink(),
         r => panic!("unknown role {r}"),
     });
 }
@@ -318,7 +338,13 @@ fn request_reply_through_an_accepter() {
             let (req, rep) = clients.recv().unwrap();
             servers.push(hoare::spawn(move || {
                 for x in req.iter() {
-                    rep.send(2 * x).unwrap();
+                    // A client that has its last reply exits at once: the
+                    // acknowledgement of that reply may be lost with its
+                    // connection, and then this send fails (the clients check
+                    // their replies).
+                    if rep.send(2 * x).is_err() {
+                        break;
+                    }
                 }
             }));
         }
@@ -388,6 +414,81 @@ fn killed_peer_poisons_and_loses_no_acknowledged_value() {
                 let v: u64 = v.parse().unwrap();
                 assert!(got.contains(&v), "acknowledged {v} never arrived");
             }
+        }
+    });
+}
+
+/// Killing the *reading* program while 8 network channels each have a value
+/// in flight (it stopped taking values): every send returns `Ok` only for a
+/// value the reader took (it printed it inside its extended rendezvous, before
+/// the acknowledgement), and each writer's failed send hands back its own
+/// value with a reason that says the connection was lost. Fails on a writer
+/// proxy that returned `Ok` without an acknowledgement (the values in flight
+/// were acknowledged and never taken).
+#[test]
+fn killed_reader_hands_back_every_unacknowledged_value() {
+    let mut r = Prog::start("stalling_sink", &[("COUNT", "300".into())]);
+    let addr = r.expect("addr");
+    hoare::run(move || {
+        let node = Node::bind("127.0.0.1:0", SECRET).unwrap();
+        let writers: Vec<_> = (0..8u64)
+            .map(|w| {
+                let tx = node.connect::<u64>(&url(&addr, "in")).unwrap();
+                hoare::spawn(move || {
+                    let mut acked = Vec::new();
+                    for i in 0.. {
+                        let v = w * 1_000_000 + i;
+                        match tx.send(v) {
+                            Ok(()) => acked.push(v),
+                            Err(e) => {
+                                assert_eq!(e.into_inner(), v, "another value came back");
+                                return (acked, v, tx.poison_reason());
+                            }
+                        }
+                    }
+                    unreachable!()
+                })
+            })
+            .collect();
+        // What the reader took, until it stalled.
+        let mut out = r.out.take().unwrap();
+        let (got, out) = blocking(move || {
+            let mut got = HashSet::new();
+            let mut line = String::new();
+            loop {
+                line.clear();
+                assert!(out.read_line(&mut line).unwrap() > 0, "the reader ended");
+                let l = line.trim_end();
+                if l == "stalled ok" {
+                    return (got, out);
+                }
+                if let Some(v) = l.strip_prefix("got ") {
+                    assert!(got.insert(v.parse::<u64>().unwrap()), "{v} taken twice");
+                }
+            }
+        });
+        r.out = Some(out);
+        assert_eq!(got.len(), 300);
+        r.kill();
+        let mut accounted = HashSet::new();
+        for h in writers {
+            let (acked, back, why) = h.join().unwrap();
+            for v in acked {
+                assert!(got.contains(&v), "{v} was acknowledged and never taken");
+                accounted.insert(v);
+            }
+            assert!(
+                accounted.insert(back),
+                "{back} both acknowledged and handed back"
+            );
+            let why = why.expect("a reason");
+            assert!(why.contains("lost"), "{why}");
+        }
+        for v in &got {
+            assert!(
+                accounted.contains(v),
+                "{v} was taken and neither acknowledged nor handed back"
+            );
         }
     });
 }
@@ -493,5 +594,166 @@ fn bad_peers_are_refused_while_good_traffic_continues() {
         assert_eq!(good.expect("done"), "ok");
         good.wait_ok();
         bad.wait_ok();
+    });
+}
+
+/// TLS (feature `tls`): certificates made here with rcgen (a CA and one
+/// certificate for 127.0.0.1 that both nodes present, the CA checking both
+/// ways: client certificates required), passed to child programs as PEM.
+#[cfg(feature = "tls")]
+mod tls {
+    use super::*;
+    use hoare::net::rustls::pki_types::pem::PemObject;
+    use hoare::net::rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    use hoare::net::rustls::server::WebPkiClientVerifier;
+    use hoare::net::rustls::{ClientConfig, RootCertStore, ServerConfig};
+    use hoare::net::NodeBuilder;
+    use std::sync::Arc;
+
+    /// PEMs of a fresh CA's certificate, and of a certificate for 127.0.0.1
+    /// it signed with its key.
+    pub fn make_pems() -> Vec<(&'static str, String)> {
+        make_pems_for("127.0.0.1")
+    }
+
+    /// PEMs of a fresh CA's certificate, and of a certificate for `name` (a DNS
+    /// name or an IP address) it signed with its key.
+    pub fn make_pems_for(name: &str) -> Vec<(&'static str, String)> {
+        use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+        let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let ca_key = KeyPair::generate().unwrap();
+        let ca_cert = ca.self_signed(&ca_key).unwrap();
+        let leaf = CertificateParams::new(vec![name.to_owned()]).unwrap();
+        let key = KeyPair::generate().unwrap();
+        let cert = leaf.signed_by(&key, &ca_cert, &ca_key).unwrap();
+        vec![
+            ("TLS_CA", ca_cert.pem()),
+            ("TLS_CERT", cert.pem()),
+            ("TLS_KEY", key.serialize_pem()),
+        ]
+    }
+
+    /// `b` requiring TLS with the certificates in `pems` (or the environment).
+    pub fn with_tls(b: NodeBuilder, pems: &[(&str, String)]) -> NodeBuilder {
+        let get = |k: &str| {
+            pems.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_else(|| var(k))
+        };
+        let ca = CertificateDer::from_pem_slice(get("TLS_CA").as_bytes()).unwrap();
+        let cert = CertificateDer::from_pem_slice(get("TLS_CERT").as_bytes()).unwrap();
+        let key = || PrivateKeyDer::from_pem_slice(get("TLS_KEY").as_bytes()).unwrap();
+        let mut roots = RootCertStore::empty();
+        roots.add(ca).unwrap();
+        let roots = Arc::new(roots);
+        let verifier = WebPkiClientVerifier::builder(roots.clone())
+            .build()
+            .unwrap();
+        let server = ServerConfig::builder()
+            .with_client_cert_verifier(verifier)
+            .with_single_cert(vec![cert.clone()], key())
+            .unwrap();
+        let client = ClientConfig::builder()
+            .with_root_certificates(roots)
+            .with_client_auth_cert(vec![cert], key())
+            .unwrap();
+        b.tls(Arc::new(server), Arc::new(client))
+    }
+
+    /// A TLS node that publishes "in" and prints the count and sum of what
+    /// arrives until poison.
+    pub fn sink() {
+        let node = with_tls(Node::builder(), &[])
+            .bind("127.0.0.1:0", SECRET)
+            .unwrap();
+        let rx: Receiver<u64> = node.publish("in").unwrap();
+        say("addr", node.local_addr());
+        let (mut n, mut sum) = (0u64, 0u64);
+        for v in rx.iter() {
+            n += 1;
+            sum += v;
+        }
+        say("done", format!("{n} {sum}"));
+    }
+}
+
+/// A pipeline over TLS between two programs (the writer here, the reader a
+/// child), with client certificates required: every value arrives, and the
+/// end of the stream (poison) too. Fails with a node that does not run TLS on
+/// the connections it accepts (the handshake fails).
+#[cfg(feature = "tls")]
+#[test]
+fn tls_pipeline_across_two_programs() {
+    let pems = tls::make_pems();
+    let mut sink = Prog::start("tls_sink", &pems);
+    let addr = sink.expect("addr");
+    hoare::run(move || {
+        let node = tls::with_tls(Node::builder(), &pems)
+            .bind("127.0.0.1:0", SECRET)
+            .unwrap();
+        let tx = node.connect::<u64>(&url(&addr, "in")).unwrap();
+        for i in 1..=1000 {
+            tx.send(i).unwrap();
+        }
+    });
+    assert_eq!(sink.expect("done"), format!("1000 {}", 1000 * 1001 / 2));
+    sink.wait_ok();
+}
+
+/// A node that requires TLS refuses a plaintext peer (its connect fails), and
+/// a TLS peer whose certificate its CA did not sign; good TLS traffic goes on.
+/// Fails with a node that lets plaintext peers in.
+#[cfg(feature = "tls")]
+#[test]
+fn a_tls_node_refuses_plaintext_and_unknown_peers() {
+    let pems = tls::make_pems();
+    let mut sink = Prog::start("tls_sink", &pems);
+    let addr = sink.expect("addr");
+    hoare::run(move || {
+        let plain = Node::bind("127.0.0.1:0", SECRET).unwrap();
+        assert!(plain.connect::<u64>(&url(&addr, "in")).is_err());
+        // Another CA's certificate: refused both ways.
+        let other = tls::make_pems();
+        let stranger = tls::with_tls(Node::builder(), &other)
+            .bind("127.0.0.1:0", SECRET)
+            .unwrap();
+        assert!(stranger.connect::<u64>(&url(&addr, "in")).is_err());
+        let good = tls::with_tls(Node::builder(), &pems)
+            .bind("127.0.0.1:0", SECRET)
+            .unwrap();
+        let tx = good.connect::<u64>(&url(&addr, "in")).unwrap();
+        tx.send(5).unwrap();
+    });
+    assert_eq!(sink.expect("done"), "1 5");
+    sink.wait_ok();
+}
+
+/// A URL that names its host by a DNS name checks the peer's certificate for
+/// that name: a certificate for "localhost" is good for "localhost:PORT/in" and
+/// not for the same node reached as 127.0.0.1. Fails with a client that checks
+/// the certificate against the IP address whatever the URL said.
+#[cfg(feature = "tls")]
+#[test]
+fn tls_checks_the_certificate_for_the_urls_host_name() {
+    let pems = tls::make_pems_for("localhost");
+    hoare::run(move || {
+        let server = tls::with_tls(Node::builder(), &pems)
+            .bind("localhost:0", SECRET)
+            .unwrap();
+        let rx: Receiver<u64> = server.publish("in").unwrap();
+        let port = server.local_addr().port();
+        let client = tls::with_tls(Node::builder(), &pems)
+            .bind("localhost:0", SECRET)
+            .unwrap();
+        let ip = server.local_addr().ip();
+        assert!(client.connect::<u64>(&format!("{ip}:{port}/in")).is_err());
+        let tx = client
+            .connect::<u64>(&format!("localhost:{port}/in"))
+            .unwrap();
+        let w = hoare::spawn(move || tx.send(7));
+        assert_eq!(rx.recv(), Ok(7));
+        w.join().unwrap().unwrap();
     });
 }

@@ -32,20 +32,23 @@
 //! [`Node::accept`]/[`Node::connect_pair`] give a fresh request/reply pair per
 //! client, and [`serve_names`] with [`Node::register`]/[`Node::connect_named`]
 //! lets a writer find a reader by name. A `send` returns once the remote
-//! reader has taken the value (after its `recv_with` closure); poison crosses
-//! both ways; a lost connection poisons every channel it carried
-//! ([`Node::connection_error`] says why). Peers authenticate with a shared
+//! reader has taken the value (after its `recv_with` closure), or fails and
+//! hands the value back: no value is lost in between (a value over the node's
+//! limit, a remote reader's poison, a connection lost before the
+//! acknowledgement). Poison crosses both ways, with its reason; a lost
+//! connection poisons every channel it carried, and a failed operation's
+//! reason is the channel's `poison_reason()` (e.g. "connection to … lost: …";
+//! [`Node::connection_error`] says it too). Peers authenticate with a shared
 //! secret (HMAC-SHA-256 challenge–response) before any frame; frames
 //! ([`frame`]) are at most 64 KiB and values at most the node's limit, and a
 //! malformed frame closes its connection.
 //!
-//! Not done yet (issue 14): a value whose proxy already took it when the
-//! connection is lost, or that encodes to more than the node's limit, is not
-//! handed back — its `send` returns `Ok` without an acknowledgement and the
-//! channel is poisoned (handing it back needs an extended rendezvous that can
-//! refuse the value, a core change); TLS (rustls); the reassembly
-//! buffers are bounded per channel (the node's message limit) but not per
-//! connection. C++ ends (strings and bytes): `cpp/include/hoare/net.hpp`.
+//! A value whose acknowledgement was lost with the connection is handed back
+//! although the remote reader may have taken it (no protocol can tell): a
+//! writer that sends it again may deliver it twice.
+//!
+//! TLS (feature `tls`, rustls): see `NodeBuilder::tls`. C++ ends (strings and
+//! bytes): `cpp/include/hoare/net.hpp`.
 
 mod auth;
 pub mod frame;
@@ -53,9 +56,35 @@ mod names;
 mod node;
 mod sys;
 mod tcp;
+mod transport;
 mod udp;
 
+/// Runs the connecting side of the nodes' authentication handshake on
+/// `stream` (see [`Node::bind`]): for programs that speak the [`frame`]
+/// protocol themselves (another language's implementation, a test of a node's
+/// defences). After it succeeds, the stream carries frames.
+///
+/// ```
+/// use hoare::net::{authenticate, Node, TcpStream};
+/// hoare::run(|| {
+///     let node = Node::bind("127.0.0.1:0", b"secret").unwrap();
+///     let mut s = TcpStream::connect(node.local_addr()).unwrap();
+///     authenticate(&mut s, b"secret").unwrap();
+///     let mut s = TcpStream::connect(node.local_addr()).unwrap();
+///     assert!(authenticate(&mut s, b"wrong").is_err());
+/// });
+/// ```
+pub fn authenticate<S: std::io::Read + std::io::Write>(
+    stream: &mut S,
+    secret: impl AsRef<[u8]>,
+) -> std::io::Result<()> {
+    auth::client(stream, secret.as_ref())
+}
+
 pub use names::{serve_names, MAX_NAME, MAX_NAMES, SERVICE};
-pub use node::{Accepted, Node, DEFAULT_MAX_MESSAGE};
+pub use node::{Accepted, Node, NodeBuilder, DEFAULT_MAX_CONNECTION_MEMORY, DEFAULT_MAX_MESSAGE};
+/// The TLS library of [`NodeBuilder::tls`] (feature `tls`), for its configurations.
+#[cfg(feature = "tls")]
+pub use rustls;
 pub use tcp::{TcpListener, TcpStream};
 pub use udp::UdpSocket;

@@ -3,9 +3,12 @@
 //!
 //! # How a network channel works
 //! The writing program's end is a local channel whose reader is a *writer
-//! proxy* process. The proxy takes each value in an extended rendezvous
-//! (`recv_with`), so the user's `send` stays blocked while the proxy encodes the
-//! value, sends it and waits for the reader's acknowledgement. At the reading
+//! proxy* process. The proxy takes each value in an extended rendezvous that
+//! can refuse it (`recv_or_refuse`), so the user's `send` stays blocked while
+//! the proxy encodes the value, sends it and waits for the reader's
+//! acknowledgement; if the value cannot go (over the limit), the remote reader
+//! poisoned the channel or the connection is lost first, the proxy refuses it:
+//! the `send` fails and hands it back, and the channel is poisoned with why. At the reading
 //! program a *reader proxy* sends the decoded value into the published channel
 //! and acknowledges once that `send` returned: once the user's `recv` took it,
 //! or once its `recv_with` closure returned (seed 002 §5.4.2). So a network
@@ -24,15 +27,18 @@
 
 use super::auth;
 use super::frame::{Decoder, Frame, Kind, FRAGMENT, LAST};
+#[cfg(feature = "tls")]
+use super::transport::tls::{Tls, TlsStream};
+use super::transport::Transport;
 use super::TcpStream;
-use hoare_core::chan::{Any, Channel, One, Receiver, RecvError, Sender};
+use hoare_core::chan::{Any, Channel, One, Reason, Receiver, RecvError, Refuse, Sender};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt;
-use std::io::{self, Write};
+use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -71,14 +77,16 @@ enum Ctl {
     Opened(u32, u32),
     Refused(String),
     Ack,
-    Poison,
+    /// The remote reader poisoned the channel (why, if it said).
+    Poison(String),
     Lost,
 }
 
 /// What the connection's reader gives a reader proxy.
 enum In {
     Data(Vec<u8>),
-    Poison,
+    /// The remote writer poisoned the channel: why.
+    Poison(Reason),
 }
 
 /// One channel end of a connection, by its id at this node.
@@ -86,14 +94,14 @@ enum Endpoint {
     /// A user writes here; the remote end reads.
     Writer {
         ctl: Sender<Ctl, Any>,
-        poison: Box<dyn Fn() + Send + Sync>,
+        poison: Box<dyn Fn(Reason) + Send + Sync>,
     },
     /// The remote end writes; a reader proxy delivers here.
     Reader {
         /// The remote writer's id (0 until known, for a pair's reverse channel).
         peer: u32,
         inbox: Sender<In, Any>,
-        poison: Box<dyn Fn() + Send + Sync>,
+        poison: Box<dyn Fn(Reason) + Send + Sync>,
         /// Fragments of the value coming in.
         partial: Vec<u8>,
         /// A whole value was handed to the proxy and not yet acknowledged.
@@ -105,7 +113,7 @@ enum Endpoint {
 
 /// A connection between two nodes, and the channels it carries.
 struct Conn {
-    stream: TcpStream,
+    stream: Transport,
     /// A token: whoever holds it writes one frame (or a few) to the stream.
     wlock: (Sender<(), Any>, Receiver<(), Any>),
     endpoints: Mutex<HashMap<u32, Endpoint>>,
@@ -114,10 +122,15 @@ struct Conn {
     why: Mutex<Option<String>>,
     node: Weak<NodeInner>,
     peer: SocketAddr,
+    /// Bytes of values from the peer this connection holds: fragments being
+    /// reassembled and whole values its reader proxies have not delivered.
+    held: AtomicUsize,
+    /// The most it may hold; a peer that sends more is cut off.
+    max_held: usize,
 }
 
 impl Conn {
-    fn new(stream: TcpStream, node: &Arc<NodeInner>, peer: SocketAddr) -> Arc<Conn> {
+    fn new(stream: Transport, node: &Arc<NodeInner>, peer: SocketAddr) -> Arc<Conn> {
         let wlock = Channel::builder().bounded(1).any2any::<()>();
         wlock.0.send(()).expect("a fresh channel");
         Arc::new(Conn {
@@ -129,6 +142,8 @@ impl Conn {
             why: Mutex::new(None),
             node: Arc::downgrade(node),
             peer,
+            held: AtomicUsize::new(0),
+            max_held: node.max_held,
         })
     }
 
@@ -152,7 +167,7 @@ impl Conn {
         if self.wlock.1.recv().is_err() {
             return Err(self.lost_error());
         }
-        let r = (&self.stream).write_all(&buf);
+        let r = self.stream.write_all(&buf);
         let _ = self.wlock.0.try_send(());
         if let Err(e) = r {
             self.close(&format!("write failed: {e}"));
@@ -197,28 +212,34 @@ impl Conn {
         Ok(id)
     }
 
-    /// Closes the connection (once): poisons every channel it carries.
+    /// Closes the connection (once): poisons every channel it carries, with the
+    /// reason.
     fn close(&self, why: &str) {
         if self.dead.swap(true, Ordering::AcqRel) {
             return;
         }
         *lock(&self.why) = Some(why.to_owned());
-        let _ = self.stream.shutdown(std::net::Shutdown::Both);
+        self.stream.shutdown();
+        // Recorded before the channels are poisoned: a party that sees the
+        // poison finds the reason in `Node::connection_error` too.
+        if let Some(node) = self.node.upgrade() {
+            lock(&node.lost).insert(self.peer, why.to_owned());
+        }
+        let reason: Reason = self.lost_error().to_string().into();
         let eps: Vec<Endpoint> = lock(&self.endpoints).drain().map(|(_, e)| e).collect();
         for e in eps {
             match e {
                 Endpoint::Writer { ctl, poison } => {
                     let _ = ctl.try_send(Ctl::Lost);
-                    poison();
+                    poison(reason.clone());
                 }
-                Endpoint::Reader { poison, .. } => poison(),
+                Endpoint::Reader { poison, .. } => poison(reason.clone()),
                 Endpoint::Closed { .. } => {}
             }
         }
         // Wake any process waiting for the write token.
         self.wlock.1.poison();
         if let Some(node) = self.node.upgrade() {
-            lock(&node.lost).insert(self.peer, why.to_owned());
             let mut conns = lock(&node.conns);
             if conns
                 .get(&self.peer)
@@ -277,15 +298,18 @@ impl Conn {
             }
             Kind::Ack => self.to_writer(f.chan, Ctl::Ack),
             Kind::Poison => {
+                let why = String::from_utf8_lossy(&f.payload).into_owned();
                 let mut eps = lock(&self.endpoints);
                 match eps.get(&f.chan) {
                     Some(Endpoint::Writer { ctl, poison }) => {
-                        let _ = ctl.try_send(Ctl::Poison);
-                        poison();
+                        let reason = remote_poison(self.peer, "reader", &why);
+                        let _ = ctl.try_send(Ctl::Poison(reason.to_string()));
+                        poison(reason);
                     }
                     Some(Endpoint::Reader { inbox, poison, .. }) => {
-                        let _ = inbox.try_send(In::Poison);
-                        poison();
+                        let reason = remote_poison(self.peer, "writer", &why);
+                        let _ = inbox.try_send(In::Poison(reason.clone()));
+                        poison(reason);
                     }
                     Some(Endpoint::Closed { .. }) => {
                         eps.remove(&f.chan);
@@ -306,6 +330,15 @@ impl Conn {
                         if partial.len() + f.payload.len() > max_message {
                             return Err(protocol(format!(
                                 "a value over the limit of {max_message} bytes"
+                            )));
+                        }
+                        let held = self.held.fetch_add(f.payload.len(), Ordering::Relaxed)
+                            + f.payload.len();
+                        if held > self.max_held {
+                            return Err(protocol(format!(
+                                "the peer sent more unfinished values than the \
+                                 per-connection limit of {} bytes",
+                                self.max_held
                             )));
                         }
                         partial.extend_from_slice(&f.payload);
@@ -435,13 +468,28 @@ impl Conn {
         let id = self.add(Endpoint::Reader {
             peer,
             inbox,
-            poison: Box::new(move || tx2.poison()),
+            poison: Box::new(move |r| tx2.poison_with(r)),
             partial: Vec::new(),
             pending: false,
         })?;
         let c = self.clone();
         drop(hoare_runtime::spawn(move || c.reader_proxy(id, rx, &tx)));
         Ok(id)
+    }
+
+    /// Stops counting what a reading endpoint that ended held: its partial
+    /// value and any whole one left in its proxy's inbox.
+    fn unhold(&self, e: Option<Endpoint>, inbox: &Receiver<In, One>) {
+        let mut n = 0;
+        if let Some(Endpoint::Reader { partial, .. }) = e {
+            n += partial.len();
+        }
+        while let Ok(m) = inbox.try_recv() {
+            if let In::Data(b) = m {
+                n += b.len();
+            }
+        }
+        self.held.fetch_sub(n, Ordering::Relaxed);
     }
 
     fn reader_proxy<T, S>(&self, id: u32, inbox: Receiver<In, One>, tx: &Sender<T, S>)
@@ -456,6 +504,7 @@ impl Conn {
         loop {
             match inbox.recv() {
                 Ok(In::Data(bytes)) => {
+                    let n = bytes.len();
                     let v: T = match postcard::from_bytes(&bytes) {
                         Ok(v) => v,
                         Err(e) => {
@@ -465,7 +514,11 @@ impl Conn {
                             return;
                         }
                     };
-                    match tx.send(v) {
+                    drop(bytes);
+                    let sent = tx.send(v);
+                    // Delivered or dropped: no longer held.
+                    self.held.fetch_sub(n, Ordering::Relaxed);
+                    match sent {
                         Ok(()) => {
                             if let Some(Endpoint::Reader { pending, .. }) =
                                 lock(&self.endpoints).get_mut(&id)
@@ -478,19 +531,30 @@ impl Conn {
                         }
                         Err(_) => {
                             // Poisoned by the reader (or the connection): tell the
-                            // writer, keep answering its data with poison.
+                            // writer (with the reason), keep answering its data
+                            // with poison.
                             let p = peer(self);
                             if !self.dead.load(Ordering::Acquire) {
-                                lock(&self.endpoints).insert(id, Endpoint::Closed { peer: p });
-                                let _ = self.send(&[Frame::bare(p, Kind::Poison)]);
+                                let old =
+                                    lock(&self.endpoints).insert(id, Endpoint::Closed { peer: p });
+                                self.unhold(old, &inbox);
+                                let why = tx.poison_reason();
+                                let _ = self.send(&[poison_frame(p, why.as_deref())]);
                             }
                             return;
                         }
                     }
                 }
-                Ok(In::Poison) | Err(_) => {
+                Ok(In::Poison(why)) => {
+                    tx.poison_with(why);
+                    let old = lock(&self.endpoints).remove(&id);
+                    self.unhold(old, &inbox);
+                    return;
+                }
+                Err(_) => {
                     tx.poison();
-                    lock(&self.endpoints).remove(&id);
+                    let old = lock(&self.endpoints).remove(&id);
+                    self.unhold(old, &inbox);
                     return;
                 }
             }
@@ -512,7 +576,7 @@ impl Conn {
         let rx2 = rx.clone();
         let id = self.add(Endpoint::Writer {
             ctl,
-            poison: Box::new(move || rx2.poison()),
+            poison: Box::new(move |r| rx2.poison_with(r)),
         })?;
         Ok((
             id,
@@ -555,47 +619,115 @@ impl<T: Serialize + Send + 'static> WriterStart<T> {
         drop(hoare_runtime::spawn(move || self.proxy(peer)));
     }
 
+    /// Takes each value in an extended rendezvous that can refuse it: the
+    /// user's `send` returns once the remote reader acknowledged the value, or
+    /// fails and hands it back (the channel poisoned with why) when it cannot
+    /// be sent (over the node's limit: before anything is written), the remote
+    /// reader poisoned the channel, or the connection was lost before the
+    /// acknowledgement. So every value is either acknowledged or handed back.
     fn proxy(self, peer: u32) {
-        enum Step {
-            Acked,
-            Stop,
+        enum Stop {
+            /// This side cannot send the value: tell the remote reader.
+            Local,
+            /// The remote reader poisoned the channel, or the connection is gone.
+            Remote,
         }
         let conn = &self.conn;
+        let max = self.max_message;
+        let mut stop = None;
         loop {
-            let r = self.rx.recv_with(|v: T| {
+            let r = self.rx.recv_or_refuse(|v: T| {
                 let bytes = match postcard::to_stdvec(&v) {
-                    Ok(b) if b.len() <= self.max_message => b,
-                    _ => {
-                        // Cannot be sent: poison (the value is dropped).
-                        self.rx.poison();
-                        let _ = conn.send(&[Frame::bare(peer, Kind::Poison)]);
-                        return Step::Stop;
+                    Ok(b) if b.len() <= max => b,
+                    Ok(b) => {
+                        stop = Some(Stop::Local);
+                        return Err(Refuse::new(
+                            v,
+                            format!(
+                                "hoare: a value of {} bytes (encoded) is over the node's \
+                                 message limit of {max} bytes",
+                                b.len()
+                            ),
+                        ));
+                    }
+                    Err(e) => {
+                        stop = Some(Stop::Local);
+                        return Err(Refuse::new(
+                            v,
+                            format!("hoare: a value that does not encode: {e}"),
+                        ));
                     }
                 };
-                if conn.send_value(peer, &bytes).is_err() {
-                    return Step::Stop;
+                if let Err(e) = conn.send_value(peer, &bytes) {
+                    stop = Some(Stop::Remote);
+                    return Err(Refuse::new(v, e.to_string()));
                 }
                 match self.ctl.recv() {
-                    Ok(Ctl::Ack) => Step::Acked,
-                    _ => Step::Stop,
+                    Ok(Ctl::Ack) => Ok(()),
+                    Ok(Ctl::Poison(why)) => {
+                        stop = Some(Stop::Remote);
+                        Err(Refuse::new(v, why))
+                    }
+                    _ => {
+                        stop = Some(Stop::Remote);
+                        Err(Refuse::new(v, conn.lost_error().to_string()))
+                    }
                 }
             });
             match r {
-                Ok(Step::Acked) => {}
-                Ok(Step::Stop) => break,
+                Ok(Some(())) => {}
+                Ok(None) => {
+                    if matches!(stop, Some(Stop::Local)) {
+                        let why = self.rx.poison_reason();
+                        let _ = conn.send(&[poison_frame(peer, why.as_deref())]);
+                    }
+                    break;
+                }
                 Err(RecvError::Poisoned) => {
                     // The writers poisoned (or all dropped) their end, or the
                     // remote side did (then its poison or the loss is in `ctl`).
-                    let remote = matches!(self.ctl.try_recv(), Ok(Ctl::Poison | Ctl::Lost))
+                    let remote = matches!(self.ctl.try_recv(), Ok(Ctl::Poison(_) | Ctl::Lost))
                         || conn.dead.load(Ordering::Acquire);
                     if !remote {
-                        let _ = conn.send(&[Frame::bare(peer, Kind::Poison)]);
+                        let why = self.rx.poison_reason();
+                        let _ = conn.send(&[poison_frame(peer, why.as_deref())]);
                     }
                     break;
                 }
             }
         }
         lock(&conn.endpoints).remove(&self.id);
+    }
+}
+
+/// The longest poison reason a `POISON` frame carries (longer ones are cut).
+const MAX_REASON: usize = 1024;
+
+/// A `POISON` frame for the remote channel `chan`, with why (if known).
+fn poison_frame(chan: u32, why: Option<&str>) -> Frame {
+    let mut payload = why.unwrap_or_default().as_bytes().to_vec();
+    if payload.len() > MAX_REASON {
+        let mut n = MAX_REASON;
+        while !why.unwrap_or_default().is_char_boundary(n) {
+            n -= 1;
+        }
+        payload.truncate(n);
+    }
+    Frame {
+        chan,
+        kind: Kind::Poison,
+        flags: 0,
+        payload,
+    }
+}
+
+/// The reason of a poison that came from the remote `side` ("reader" or
+/// "writer") at `peer`, which said `why` (maybe nothing).
+fn remote_poison(peer: SocketAddr, side: &str, why: &str) -> Reason {
+    if why.is_empty() {
+        format!("hoare: the remote {side} at {peer} poisoned the channel").into()
+    } else {
+        format!("hoare: the remote {side} at {peer} poisoned the channel: {why}").into()
     }
 }
 
@@ -616,6 +748,8 @@ struct NodeInner {
     addr: SocketAddr,
     secret: Vec<u8>,
     max_message: usize,
+    /// The most bytes of unfinished values one connection may hold.
+    max_held: usize,
     published: Mutex<HashMap<String, Published>>,
     conns: Mutex<HashMap<SocketAddr, Arc<Conn>>>,
     /// Why the last connection with each peer ended.
@@ -623,6 +757,174 @@ struct NodeInner {
     /// Every connection (accepted or opened), to close them with the node.
     all: Mutex<Vec<Weak<Conn>>>,
     stop: Sender<(), Any>,
+    /// The channel pairs of this node's name registrations, kept open while
+    /// the names should stay registered (see `names`).
+    registrations: Mutex<Vec<super::names::Registration>>,
+    /// TLS, if the node requires it.
+    #[cfg(feature = "tls")]
+    tls: Option<Tls>,
+}
+
+impl NodeInner {
+    /// Secures (TLS, if the node requires it) and authenticates a connection
+    /// this node opened to `addr`, named `host` in the URL (a DNS name or an IP
+    /// address: what the peer's certificate must be valid for).
+    fn secure_client(
+        &self,
+        mut s: TcpStream,
+        addr: SocketAddr,
+        host: &str,
+    ) -> io::Result<Transport> {
+        #[cfg(feature = "tls")]
+        if let Some(tls) = &self.tls {
+            let t = TlsStream::client(s, addr, host, tls, |rw| {
+                auth::client(&mut &mut *rw, &self.secret)
+            })?;
+            return Ok(Transport::Tls(Box::new(t)));
+        }
+        let _ = (addr, host);
+        auth::client(&mut s, &self.secret)?;
+        s.set_read_timeout(None)?;
+        Ok(Transport::Plain(s))
+    }
+
+    /// Secures and authenticates a connection this node accepted.
+    fn secure_server(&self, mut s: TcpStream) -> io::Result<Transport> {
+        #[cfg(feature = "tls")]
+        if let Some(tls) = &self.tls {
+            let t = TlsStream::server(s, tls, |rw| auth::server(&mut &mut *rw, &self.secret))?;
+            return Ok(Transport::Tls(Box::new(t)));
+        }
+        auth::server(&mut s, &self.secret)?;
+        s.set_read_timeout(None)?;
+        Ok(Transport::Plain(s))
+    }
+}
+
+/// The default most bytes of unfinished values one connection may hold: 64 MiB.
+pub const DEFAULT_MAX_CONNECTION_MEMORY: usize = 64 << 20;
+
+/// The settings of a [`Node`] (see [`Node::builder`]).
+#[derive(Clone, Debug)]
+pub struct NodeBuilder {
+    max_message: usize,
+    max_connection_memory: usize,
+    #[cfg(feature = "tls")]
+    tls: Option<Tls>,
+}
+
+impl NodeBuilder {
+    /// The largest encoded value the node accepts (default
+    /// [`DEFAULT_MAX_MESSAGE`]): a peer that sends a larger one is
+    /// disconnected, and a local value larger than it is handed back by its
+    /// `send`, which poisons its channel.
+    ///
+    /// ```
+    /// let b = hoare::net::Node::builder().max_message(4096);
+    /// # let _ = b;
+    /// ```
+    pub fn max_message(mut self, bytes: usize) -> Self {
+        self.max_message = bytes;
+        self
+    }
+
+    /// The most bytes one connection may hold in values from its peer that
+    /// are not delivered yet, over all its channels: fragments being
+    /// reassembled, and whole values waiting for their readers (default
+    /// [`DEFAULT_MAX_CONNECTION_MEMORY`], and never below the message limit).
+    /// A peer that sends more is cut off, and the channels of its connection
+    /// are poisoned with that reason. Each channel holds at most one value
+    /// (a writer waits for its acknowledgement), so the limit is reached by
+    /// a peer writing large values on many channels at once, or cheating.
+    ///
+    /// ```
+    /// let b = hoare::net::Node::builder().max_connection_memory(16 << 20);
+    /// # let _ = b;
+    /// ```
+    pub fn max_connection_memory(mut self, bytes: usize) -> Self {
+        self.max_connection_memory = bytes;
+        self
+    }
+
+    /// Requires TLS (feature `tls`) on every connection of the node, for
+    /// channels that leave the machine: connections it accepts run a TLS
+    /// session with `server` (its certificate, and
+    /// [client certificates](rustls::server::WebPkiClientVerifier) if it asks
+    /// for them), connections it opens one with `client`, which must accept
+    /// the other node's certificate for its IP address (the address of the
+    /// URL). The shared-secret challenge–response still runs, inside the
+    /// session. A peer that does not speak TLS is disconnected.
+    ///
+    /// ```
+    /// use hoare::net::rustls::{ClientConfig, RootCertStore, ServerConfig};
+    /// use hoare::net::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+    /// use std::sync::Arc;
+    /// // A self-signed certificate for 127.0.0.1 (a real node loads its own).
+    /// let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
+    /// let cert = CertificateDer::from(ck.cert.der().to_vec());
+    /// let key = PrivateKeyDer::from(PrivatePkcs8KeyDer::from(ck.key_pair.serialize_der()));
+    /// let server = ServerConfig::builder()
+    ///     .with_no_client_auth()
+    ///     .with_single_cert(vec![cert.clone()], key)
+    ///     .unwrap();
+    /// let mut roots = RootCertStore::empty();
+    /// roots.add(cert).unwrap();
+    /// let client = ClientConfig::builder()
+    ///     .with_root_certificates(roots)
+    ///     .with_no_client_auth();
+    /// let (server, client) = (Arc::new(server), Arc::new(client));
+    /// hoare::run(move || {
+    ///     let tls = |b: hoare::net::NodeBuilder| b.tls(server.clone(), client.clone());
+    ///     let a = tls(hoare::net::Node::builder()).bind("127.0.0.1:0", b"s").unwrap();
+    ///     let rx = a.publish::<String>("in").unwrap();
+    ///     let b = tls(hoare::net::Node::builder()).bind("127.0.0.1:0", b"s").unwrap();
+    ///     let tx = b.connect::<String>(&format!("{}/in", a.local_addr())).unwrap();
+    ///     let h = hoare::spawn(move || tx.send("secret stuff".to_owned()).unwrap());
+    ///     assert_eq!(rx.recv().unwrap(), "secret stuff");
+    ///     h.join().unwrap();
+    /// });
+    /// ```
+    #[cfg(feature = "tls")]
+    pub fn tls(
+        mut self,
+        server: Arc<rustls::ServerConfig>,
+        client: Arc<rustls::ClientConfig>,
+    ) -> Self {
+        self.tls = Some(Tls { server, client });
+        self
+    }
+
+    /// Binds the node: see [`Node::bind`].
+    ///
+    /// ```
+    /// hoare::run(|| {
+    ///     let node = hoare::net::Node::builder().bind("127.0.0.1:0", b"s").unwrap();
+    ///     # drop(node);
+    /// });
+    /// ```
+    pub fn bind<A: ToSocketAddrs>(self, addr: A, secret: impl AsRef<[u8]>) -> io::Result<Node> {
+        let l = super::TcpListener::bind(addr)?;
+        let (stop, stop_rx) = Channel::builder().bounded(1).any2one::<()>();
+        let inner = Arc::new(NodeInner {
+            addr: l.local_addr()?,
+            secret: secret.as_ref().to_vec(),
+            max_message: self.max_message,
+            max_held: self.max_connection_memory.max(self.max_message),
+            published: Mutex::new(HashMap::new()),
+            conns: Mutex::new(HashMap::new()),
+            lost: Mutex::new(HashMap::new()),
+            all: Mutex::new(Vec::new()),
+            stop,
+            registrations: Mutex::new(Vec::new()),
+            #[cfg(feature = "tls")]
+            tls: self.tls,
+        });
+        let weak = Arc::downgrade(&inner);
+        // Make sure the listener is registered from this process.
+        l.readable()?;
+        drop(hoare_runtime::spawn(move || accept_loop(l, weak, stop_rx)));
+        Ok(Node { inner })
+    }
 }
 
 /// What an accepter (see [`Node::accept`]) hands over for each client: the
@@ -674,29 +976,41 @@ impl Node {
 
     /// [`bind`](Self::bind) with the largest encoded value this node accepts
     /// (a peer that sends a larger one is disconnected, and a local value
-    /// larger than it poisons its channel).
+    /// larger than it is handed back by its `send`, which poisons its
+    /// channel).
     pub fn bind_with<A: ToSocketAddrs>(
         addr: A,
         secret: impl AsRef<[u8]>,
         max_message: usize,
     ) -> io::Result<Node> {
-        let l = super::TcpListener::bind(addr)?;
-        let (stop, stop_rx) = Channel::builder().bounded(1).any2one::<()>();
-        let inner = Arc::new(NodeInner {
-            addr: l.local_addr()?,
-            secret: secret.as_ref().to_vec(),
-            max_message,
-            published: Mutex::new(HashMap::new()),
-            conns: Mutex::new(HashMap::new()),
-            lost: Mutex::new(HashMap::new()),
-            all: Mutex::new(Vec::new()),
-            stop,
-        });
-        let weak = Arc::downgrade(&inner);
-        // Make sure the listener is registered from this process.
-        l.readable()?;
-        drop(hoare_runtime::spawn(move || accept_loop(l, weak, stop_rx)));
-        Ok(Node { inner })
+        Self::builder().max_message(max_message).bind(addr, secret)
+    }
+
+    /// A node with settings other than the defaults.
+    ///
+    /// ```
+    /// use hoare::net::Node;
+    /// hoare::run(|| {
+    ///     let node = Node::builder()
+    ///         .max_message(1 << 20)
+    ///         .max_connection_memory(8 << 20)
+    ///         .bind("127.0.0.1:0", b"secret")
+    ///         .unwrap();
+    ///     assert!(node.local_addr().ip().is_loopback());
+    /// });
+    /// ```
+    pub fn builder() -> NodeBuilder {
+        NodeBuilder {
+            max_message: DEFAULT_MAX_MESSAGE,
+            max_connection_memory: DEFAULT_MAX_CONNECTION_MEMORY,
+            #[cfg(feature = "tls")]
+            tls: None,
+        }
+    }
+
+    /// Keeps a name registration's channel pair open for the node's lifetime.
+    pub(super) fn keep_registration(&self, r: super::names::Registration) {
+        lock(&self.inner.registrations).push(r);
     }
 
     /// The address other nodes connect to.
@@ -705,7 +1019,8 @@ impl Node {
     }
 
     /// Why the connection with the node at `peer` ended, if one did: the
-    /// channels it carried were poisoned then (poison itself carries no reason).
+    /// channels it carried were poisoned then, with this as their
+    /// `poison_reason()`.
     /// `peer` is the address connected to, or for a node that connected here,
     /// its connection's address.
     pub fn connection_error(&self, peer: SocketAddr) -> Option<io::Error> {
@@ -819,15 +1134,14 @@ impl Node {
 
     /// The connection to the node at `addr`, made (and authenticated) on first
     /// use.
-    fn conn_to(&self, addr: SocketAddr) -> io::Result<Arc<Conn>> {
+    fn conn_to(&self, addr: SocketAddr, host: &str) -> io::Result<Arc<Conn>> {
         if let Some(c) = lock(&self.inner.conns).get(&addr) {
             return Ok(c.clone());
         }
-        let mut s = TcpStream::connect(addr)?;
+        let s = TcpStream::connect(addr)?;
         s.set_nodelay(true)?;
         s.set_read_timeout(Some(HANDSHAKE_TIMEOUT))?;
-        auth::client(&mut s, &self.inner.secret)?;
-        s.set_read_timeout(None)?;
+        let s = self.inner.secure_client(s, addr, host)?;
         let mut conns = lock(&self.inner.conns);
         if let Some(c) = conns.get(&addr) {
             // Another process connected meanwhile: use its connection.
@@ -848,8 +1162,11 @@ impl Node {
     /// program: they share one network channel.
     ///
     /// The connection to that node is shared by every channel between the two
-    /// nodes. If it is lost, the end is poisoned; a `send` that had not yet
-    /// been taken by the proxy fails and hands its value back.
+    /// nodes. If it is lost, the end is poisoned (its `poison_reason()` says
+    /// so); a `send` whose value was not acknowledged fails and hands it back.
+    /// A value that encodes to more than the node's message limit is handed
+    /// back before anything is written, and poisons the channel (the reason
+    /// names the limit).
     pub fn connect<T>(&self, url: &str) -> io::Result<Sender<T, Any>>
     where
         T: Serialize + DeserializeOwned + Send + 'static,
@@ -859,7 +1176,11 @@ impl Node {
 
     /// [`connect`](Self::connect) with a buffer of `n` values on the writing
     /// side: a `send` returns once its value is in the buffer, and the values
-    /// go to the remote reader one by one, each acknowledged.
+    /// go to the remote reader one by one, each acknowledged. As with a local
+    /// buffered channel, a `send` that returned no longer owns its value: the
+    /// values still buffered (or in flight) when the connection is lost or the
+    /// remote reader poisons are dropped with the channel's poison, whose
+    /// reason says why.
     pub fn connect_buffered<T>(&self, url: &str, n: usize) -> io::Result<Sender<T, Any>>
     where
         T: Serialize + DeserializeOwned + Send + 'static,
@@ -875,8 +1196,8 @@ impl Node {
     where
         T: Serialize + DeserializeOwned + Send + 'static,
     {
-        let (addr, name) = parse_url(url)?;
-        let conn = self.conn_to(addr)?;
+        let (addr, host, name) = parse_url(url)?;
+        let conn = self.conn_to(addr, host)?;
         let (tx, rx) = chan.any2any::<T>();
         let (id, start) = conn.add_writer::<T>(rx, self.inner.max_message)?;
         let mut payload = id.to_le_bytes().to_vec();
@@ -911,8 +1232,8 @@ impl Node {
         Req: Serialize + DeserializeOwned + Send + 'static,
         Rep: Serialize + DeserializeOwned + Send + 'static,
     {
-        let (addr, name) = parse_url(url)?;
-        let conn = self.conn_to(addr)?;
+        let (addr, host, name) = parse_url(url)?;
+        let conn = self.conn_to(addr, host)?;
         let (req_tx, req_rx) = Channel::builder().any2any::<Req>();
         let (rep_tx, rep_rx) = Channel::builder().one2one::<Rep>();
         let (wid, start) = conn.add_writer::<Req>(req_rx, self.inner.max_message)?;
@@ -940,7 +1261,7 @@ impl Node {
                 let mut eps = lock(&conn.endpoints);
                 eps.remove(&wid);
                 if let Some(Endpoint::Reader { inbox, .. }) = eps.remove(&rid) {
-                    let _ = inbox.try_send(In::Poison);
+                    let _ = inbox.try_send(In::Poison(e.to_string().into()));
                 }
                 Err(e)
             }
@@ -956,11 +1277,13 @@ impl Drop for Node {
             c.close("the node was closed");
         }
         lock(&self.inner.published).clear();
+        lock(&self.inner.registrations).clear();
     }
 }
 
-/// Splits `"HOST:PORT/name"`.
-fn parse_url(url: &str) -> io::Result<(SocketAddr, String)> {
+/// Splits `"HOST:PORT/name"` into the address HOST:PORT resolves to, HOST (without
+/// the brackets of an IPv6 address) and the name.
+fn parse_url(url: &str) -> io::Result<(SocketAddr, &str, String)> {
     let (host, name) = url.rsplit_once('/').ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -974,7 +1297,9 @@ fn parse_url(url: &str) -> io::Result<(SocketAddr, String)> {
         )
     })?;
     check_name(name)?;
-    Ok((addr, name.to_owned()))
+    let bare = host.rsplit_once(':').map_or(host, |(h, _)| h);
+    let bare = bare.trim_start_matches('[').trim_end_matches(']');
+    Ok((addr, bare, name.to_owned()))
 }
 
 fn check_name(name: &str) -> io::Result<()> {
@@ -998,20 +1323,20 @@ fn accept_loop(l: super::TcpListener, node: Weak<NodeInner>, stop: Receiver<(), 
         if stopped {
             return;
         }
-        let (mut s, peer) = match l.try_accept() {
+        let (s, peer) = match l.try_accept() {
             Ok(c) => c,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
             Err(_) => continue,
         };
         let Some(n) = node.upgrade() else { return };
         drop(hoare_runtime::spawn(move || {
-            if s.set_nodelay(true).is_err()
-                || s.set_read_timeout(Some(HANDSHAKE_TIMEOUT)).is_err()
-                || auth::server(&mut s, &n.secret).is_err()
-                || s.set_read_timeout(None).is_err()
+            if s.set_nodelay(true).is_err() || s.set_read_timeout(Some(HANDSHAKE_TIMEOUT)).is_err()
             {
                 return; // dropped: closed
             }
+            let Ok(s) = n.secure_server(s) else {
+                return; // dropped: closed
+            };
             let c = Conn::new(s, &n, peer);
             lock(&n.all).push(Arc::downgrade(&c));
             let max = n.max_message;

@@ -227,3 +227,49 @@ fn poison_spreads_through_a_pipeline() {
         assert_eq!(s.join().unwrap(), 10);
     }
 }
+
+/// A reader that refuses a value (`recv_or_refuse`) hands it back to the writer,
+/// whether the writer blocked in a plain send (reader first or writer first) or
+/// in an alt's send guard, and the reason stays with the channel. Fails with the
+/// refusal finishing the writer as a success (the sends return `Ok`).
+#[test]
+fn refused_values_go_back_to_their_writers() {
+    use hoare_core::chan::{one2one, Refuse};
+    for writer_first in [false, true] {
+        for in_alt in [false, true] {
+            let (tx, rx) = one2one::<String>();
+            let t = std::thread::spawn(move || {
+                if !writer_first {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                let r = if in_alt {
+                    hoare_core::alt! { send(tx, "v".to_owned()) -> r => r }
+                } else {
+                    tx.send("v".to_owned())
+                };
+                (r.map_err(|e| e.into_inner()), tx.poison_reason())
+            });
+            if writer_first {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            let got = rx.recv_or_refuse(|v| Err::<(), _>(Refuse::new(v, "no thanks")));
+            assert_eq!(got, Ok(None));
+            let (r, why) = t.join().unwrap();
+            assert_eq!(
+                r,
+                Err("v".to_owned()),
+                "writer_first {writer_first} alt {in_alt}"
+            );
+            assert_eq!(why.as_deref(), Some("no thanks"));
+            assert_eq!(rx.poison_reason().as_deref(), Some("no thanks"));
+        }
+    }
+    // Taking the value instead: the send succeeds.
+    let (tx, rx) = one2one::<u8>();
+    let t = std::thread::spawn(move || tx.send(3));
+    assert_eq!(
+        rx.recv_or_refuse(|v| Ok::<_, Refuse<u8>>(v + 1)),
+        Ok(Some(4))
+    );
+    assert!(t.join().unwrap().is_ok());
+}

@@ -162,8 +162,10 @@ pub(crate) trait Direction<'a, T: 'a> {
     ///
     /// # Safety
     /// `d` came from [`try_select`](Direction::try_select) with this `packet`, and
-    /// every lock is released.
-    unsafe fn complete(d: Deal<T>, packet: &mut Packet<T>);
+    /// every lock is released. Returns whether it communicated (`false`: an
+    /// extended receiver refused a sent value, which is back in `packet`, and
+    /// poisoned the channel).
+    unsafe fn complete(d: Deal<T>, packet: &mut Packet<T>) -> bool;
     /// The result of a chosen guard: its channel was poisoned, or it communicated
     /// (a receive's value is in `packet`).
     fn output(poisoned: bool, packet: &mut Packet<T>) -> Self::Output;
@@ -191,9 +193,10 @@ impl<'a, T: 'a> Direction<'a, T> for RecvDir {
     }
 
     #[inline(always)]
-    unsafe fn complete(d: Deal<T>, packet: &mut Packet<T>) {
+    unsafe fn complete(d: Deal<T>, packet: &mut Packet<T>) -> bool {
         // SAFETY: forwarded from the caller.
-        unsafe { complete_recv(d, packet) }
+        unsafe { complete_recv(d, packet) };
+        true
     }
 
     #[inline]
@@ -227,7 +230,7 @@ impl<'a, T: 'a> Direction<'a, T> for SendDir {
     }
 
     #[inline(always)]
-    unsafe fn complete(d: Deal<T>, packet: &mut Packet<T>) {
+    unsafe fn complete(d: Deal<T>, packet: &mut Packet<T>) -> bool {
         // SAFETY: forwarded from the caller.
         unsafe { complete_send(d, packet) }
     }
@@ -382,8 +385,8 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
             Selected::Ready(d) => {
                 drop(g);
                 // SAFETY: decided with this packet under the lock just released.
-                unsafe { D::complete(d, &mut self.packet) };
-                self.state = State::Chosen { poisoned: false };
+                let done = unsafe { D::complete(d, &mut self.packet) };
+                self.state = State::Chosen { poisoned: !done };
                 true
             }
             Selected::Poisoned => {
@@ -454,8 +457,8 @@ unsafe impl<'a, T, D: Direction<'a, T>> Case for ChanCase<'a, T, D> {
         if let State::Decided(d) = std::mem::replace(&mut self.state, State::Taken) {
             // SAFETY: decided by `try_locked` with this packet; the engine calls
             // `complete` once every lock is released.
-            unsafe { D::complete(d, &mut self.packet) };
-            self.state = State::Chosen { poisoned: false };
+            let done = unsafe { D::complete(d, &mut self.packet) };
+            self.state = State::Chosen { poisoned: !done };
         }
     }
 

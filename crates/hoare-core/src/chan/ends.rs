@@ -235,6 +235,45 @@ impl<T, S: Sharing> Sender<T, S> {
         }
     }
 
+    /// [`poison`](Self::poison), saying why: the reason stays with the channel
+    /// (unless it was poisoned already), for every end to read with
+    /// [`poison_reason`](Self::poison_reason).
+    ///
+    /// ```
+    /// let (tx, rx) = hoare_core::chan::one2one::<u8>();
+    /// tx.poison_with("the input ended early");
+    /// assert!(rx.recv().is_err());
+    /// assert_eq!(rx.poison_reason().as_deref(), Some("the input ended early"));
+    /// ```
+    pub fn poison_with(&self, reason: impl Into<super::Reason>) {
+        if self.poisonable {
+            crate::check_step!(|| crate::step::Op::one(
+                crate::step::OpKind::Poison,
+                self.chan.info().id() as usize,
+                crate::step::Class::Chan,
+                crate::step::Access::Other
+            )
+            .with_info(*self.chan.info()));
+            self.chan.poison_with(Side::Writer, Some(reason.into()));
+        }
+    }
+
+    /// Why the channel was poisoned, if it is and its poisoner said so (with
+    /// `poison_with`, or a reader that refused a value, see
+    /// [`Receiver::recv_or_refuse`]). A failed send's error holds only the value:
+    /// this says why it failed.
+    ///
+    /// ```
+    /// let (tx, rx) = hoare_core::chan::one2one::<u8>();
+    /// assert_eq!(tx.poison_reason(), None);
+    /// rx.poison_with("shutting down");
+    /// assert!(tx.send(1).is_err());
+    /// assert_eq!(tx.poison_reason().as_deref(), Some("shutting down"));
+    /// ```
+    pub fn poison_reason(&self) -> Option<super::Reason> {
+        self.chan.poison_reason()
+    }
+
     /// The channel's identity in reports: its id, its name (see
     /// [`ChannelBuilder::name`](super::ChannelBuilder::name)) and where it was made.
     pub fn info(&self) -> &crate::wait::ObjInfo {
@@ -393,6 +432,40 @@ impl<T, S: Sharing> Receiver<T, S> {
             .recv_with(f, Wait::Until(None), |_| RecvError::Poisoned)
     }
 
+    /// Extended rendezvous in which the reader may *refuse* the value: `f`
+    /// returns `Ok(r)` to take it (the writer's `send` returns `Ok`, as after
+    /// [`recv_with`](Self::recv_with)), or `Err(Refuse::new(value, reason))` to
+    /// hand it back: the channel is poisoned from the reading side with `reason`,
+    /// and the writer's `send` fails with the value (its
+    /// [`poison_reason`](Sender::poison_reason) says why). Returns `Ok(Some(r))`,
+    /// or `Ok(None)` when `f` refused.
+    ///
+    /// On a buffered channel the writer returned when its value entered the
+    /// buffer: a refused value is dropped (as the items a reader's poison
+    /// discards). A writer in an alt sees its send guard poisoned, with the value
+    /// still unsent.
+    ///
+    /// ```
+    /// use hoare_core::chan::{one2one, Refuse};
+    /// let (tx, rx) = one2one::<Vec<u8>>();
+    /// let t = std::thread::spawn(move || {
+    ///     let e = tx.send(vec![0; 100]).unwrap_err();
+    ///     (e.into_inner().len(), tx.poison_reason())
+    /// });
+    /// let r = rx.recv_or_refuse(|v| {
+    ///     if v.len() > 10 { Err(Refuse::new(v, "over 10 bytes")) } else { Ok(v) }
+    /// });
+    /// assert_eq!(r, Ok(None));
+    /// let (len, why) = t.join().unwrap();
+    /// assert_eq!((len, why.as_deref()), (100, Some("over 10 bytes")));
+    /// ```
+    pub fn recv_or_refuse<R>(
+        &self,
+        f: impl FnOnce(T) -> Result<R, super::Refuse<T>>,
+    ) -> Result<Option<R>, RecvError> {
+        self.chan.recv_or_refuse(f).map_err(|_| RecvError::Poisoned)
+    }
+
     /// Extended rendezvous that waits for a value at most until `deadline` (once
     /// the value is there, `f` runs to completion).
     pub fn recv_with_deadline<R>(
@@ -466,6 +539,38 @@ impl<T, S: Sharing> Receiver<T, S> {
             .with_info(*self.chan.info()));
             self.chan.poison(Side::Reader);
         }
+    }
+
+    /// [`poison`](Self::poison), saying why (see [`Sender::poison_with`]).
+    ///
+    /// ```
+    /// let (tx, rx) = hoare_core::chan::one2one::<u8>();
+    /// rx.poison_with("full");
+    /// assert_eq!(tx.poison_reason().as_deref(), Some("full"));
+    /// ```
+    pub fn poison_with(&self, reason: impl Into<super::Reason>) {
+        if self.poisonable {
+            crate::check_step!(|| crate::step::Op::one(
+                crate::step::OpKind::Poison,
+                self.chan.info().id() as usize,
+                crate::step::Class::Chan,
+                crate::step::Access::Other
+            )
+            .with_info(*self.chan.info()));
+            self.chan.poison_with(Side::Reader, Some(reason.into()));
+        }
+    }
+
+    /// Why the channel was poisoned, if it is and its poisoner said so (see
+    /// [`Sender::poison_reason`]).
+    ///
+    /// ```
+    /// let (tx, rx) = hoare_core::chan::one2one::<u8>();
+    /// tx.poison_with("done");
+    /// assert_eq!(rx.poison_reason().as_deref(), Some("done"));
+    /// ```
+    pub fn poison_reason(&self) -> Option<super::Reason> {
+        self.chan.poison_reason()
     }
 
     /// The channel's identity in reports: its id, its name (see

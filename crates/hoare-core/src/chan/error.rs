@@ -42,6 +42,41 @@ impl<T> fmt::Display for SendError<T> {
 
 impl<T> Error for SendError<T> {}
 
+/// What the closure of [`Receiver::recv_or_refuse`](super::Receiver::recv_or_refuse)
+/// returns to refuse the value it was given: the value (which goes back to its
+/// sender) and why (which stays with the channel, see
+/// [`Sender::poison_reason`](super::Sender::poison_reason)).
+///
+/// ```
+/// use hoare_core::chan::Refuse;
+/// let r = Refuse::new(7, "too large");
+/// assert_eq!((r.value, &*r.reason), (7, "too large"));
+/// ```
+pub struct Refuse<T> {
+    /// The refused value.
+    pub value: T,
+    /// Why it was refused.
+    pub reason: super::Reason,
+}
+
+impl<T> Refuse<T> {
+    /// Refuses `value` because of `reason`.
+    pub fn new(value: T, reason: impl Into<super::Reason>) -> Self {
+        Self {
+            value,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl<T> fmt::Debug for Refuse<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Refuse")
+            .field("reason", &self.reason)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A [`try_send`](super::Sender::try_send) failed. Holds the value that was not sent.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum TrySendError<T> {

@@ -115,10 +115,10 @@ pub use broadcast::{
 pub use bundle::{request_reply, request_reply_with, CallError, ClientEnd, Request, ServerEnd};
 pub use ends::{Any, IntoIter, Iter, One, Receiver, Sender, Sharing};
 pub use error::{
-    RecvError, RecvTimeoutError, SendError, SendTimeoutError, TryRecvError, TrySendError,
+    RecvError, RecvTimeoutError, Refuse, SendError, SendTimeoutError, TryRecvError, TrySendError,
 };
 pub use factory::{any2any, any2one, one2any, one2one, Buffer, Channel, ChannelBuilder};
-pub use raw::RawChan;
+pub use raw::{RawChan, Reason};
 
 pub(crate) use packet::Packet;
 pub(crate) use waitq::Entry;

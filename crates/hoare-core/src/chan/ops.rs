@@ -3,10 +3,10 @@
 //! try under the lock; else register, wait, and let the registration take the entry
 //! back on every way out.
 
-use super::error::{RecvFail, SendFail};
+use super::error::{RecvFail, Refuse, SendFail};
 use super::factory::Buffer;
-use super::packet::{is_large, Packet};
-use super::raw::RawChan;
+use super::packet::{is_large, Handback, Packet};
+use super::raw::{RawChan, Reason, Side};
 use super::rendezvous;
 use super::select::{complete_recv, complete_send, Deal, FinishOnDrop, Selected};
 use super::waitq::Entry;
@@ -28,7 +28,37 @@ pub(crate) enum Wait {
 /// Wakes an extended rendezvous's writer, or frees its buffer place, when dropped.
 pub(crate) struct ExtEnd<'a, T> {
     pub(crate) chan: &'a RawChan<T>,
-    pub(crate) writer: *const Waiter,
+    pub(crate) writer: *const Handback<T>,
+}
+
+impl<T> ExtEnd<'_, T> {
+    /// Ends the rendezvous refusing `v`: poisons the channel with `reason` (from
+    /// the reading side), then gives `v` back into the writer's packet and wakes
+    /// it as poisoned (its send fails and hands `v` back). On a buffered channel
+    /// the writer had already returned: `v` is dropped, as the items the reader's
+    /// poison discards are.
+    pub(crate) fn refuse(self, v: T, reason: Reason) {
+        self.chan.poison_with(Side::Reader, Some(reason));
+        if self.writer.is_null() {
+            drop(v);
+            // `drop(self)` frees the buffer place.
+            return;
+        }
+        let w = self.writer;
+        std::mem::forget(self);
+        // SAFETY: the writer waits on this private waiter (see
+        // `rendezvous::deliver`) until we wake it, with its packet (emptied by the
+        // hand-off) untouched meanwhile; nobody else knows either.
+        unsafe {
+            let back = (*w).packet;
+            if back.is_null() {
+                drop(v); // a writer cancelled by a shutdown: nobody to take it
+            } else {
+                Packet::put_raw(back, v);
+            }
+            Waiter::try_wake(&(*w).waiter, 0, true);
+        }
+    }
 }
 
 impl<T> Drop for ExtEnd<'_, T> {
@@ -36,7 +66,7 @@ impl<T> Drop for ExtEnd<'_, T> {
         if !self.writer.is_null() {
             // SAFETY: the writer waits on this private waiter (see
             // `rendezvous::deliver`) until we wake it; nobody else knows it.
-            unsafe { Waiter::try_wake(self.writer, 0, false) };
+            unsafe { Waiter::try_wake(&(*self.writer).waiter, 0, false) };
         } else if self.chan.buffer != Buffer::Rendezvous {
             self.chan.release();
         }
@@ -267,8 +297,11 @@ impl<T> RawChan<T> {
             Selected::Ready(d) => {
                 drop(g);
                 // SAFETY: decided with this packet under the lock just released.
-                unsafe { complete_send(d, &mut packet) };
-                return Ok(());
+                if unsafe { complete_send(d, &mut packet) } {
+                    return Ok(());
+                }
+                // Refused by an extended receiver: the value is back.
+                return give_back(&mut packet, SendFail::Poisoned, fail);
             }
             Selected::Poisoned => {
                 drop(g);
@@ -423,6 +456,92 @@ impl<T> RawChan<T> {
                     Outcome::Done { poisoned: true, .. }
                     | Outcome::Aborted { token: CANCELLED } => Err(fail(RecvFail::Poisoned)),
                     Outcome::Aborted { .. } => Err(fail(RecvFail::Timeout)),
+                },
+            )
+        }
+    }
+}
+
+impl<T> RawChan<T> {
+    /// A blocking extended rendezvous whose closure may refuse the value: see
+    /// [`Receiver::recv_or_refuse`](super::Receiver::recv_or_refuse). `Ok(None)`:
+    /// refused (the channel is poisoned with the reason, the value went back to
+    /// its sender).
+    pub(crate) fn recv_or_refuse<R>(
+        &self,
+        f: impl FnOnce(T) -> Result<R, Refuse<T>>,
+    ) -> Result<Option<R>, RecvFail> {
+        crate::check_step!(|| self.step_op(false, Wait::Try));
+        let mut packet = Packet::extended();
+        let mut g = self.lock();
+        match g.try_recv(true, &mut packet) {
+            Selected::Ready(Deal::Partner(s)) => {
+                drop(g);
+                let finish = FinishOnDrop(s.waiter);
+                // SAFETY: claimed under the lock just released; the sender's packet
+                // is full, and its waiter is finished when `f` returns (or panics).
+                let v = unsafe { Packet::read_raw(s.packet) };
+                return match f(v) {
+                    Ok(r) => Ok(Some(r)),
+                    Err(Refuse { value, reason }) => {
+                        self.poison_with(Side::Reader, Some(reason));
+                        std::mem::forget(finish);
+                        // SAFETY: we still hold the claim on the sender, whose
+                        // packet we emptied: the value goes back, then its wait
+                        // ends as poisoned (its send hands the value back).
+                        unsafe {
+                            Packet::put_raw(s.packet, value);
+                            Waiter::finish(s.waiter, true);
+                        }
+                        Ok(None)
+                    }
+                };
+            }
+            Selected::Ready(Deal::Done) => {
+                drop(g);
+                let _release = ReleaseOnDrop(self);
+                return match f(packet.take_full()) {
+                    Ok(r) => Ok(Some(r)),
+                    Err(Refuse { value, reason }) => {
+                        // The sender returned already: the value is dropped, as a
+                        // reader's poison drops the buffer.
+                        self.poison_with(Side::Reader, Some(reason));
+                        drop(value);
+                        Ok(None)
+                    }
+                };
+            }
+            Selected::Poisoned => {
+                drop(g);
+                return Err(RecvFail::Poisoned);
+            }
+            Selected::NotReady => {}
+        }
+        let pk: *const Packet<T> = &packet;
+        // SAFETY: as in `send`.
+        unsafe {
+            self.block(
+                g,
+                None,
+                ChanOp::ExtRecv,
+                |g, w| g.register_recv(Entry::plain(w, pk, true)),
+                |out| match out {
+                    Outcome::Done {
+                        poisoned: false, ..
+                    } => {
+                        let end = ExtEnd {
+                            chan: self,
+                            writer: packet.writer(),
+                        };
+                        match f(packet.take_full()) {
+                            Ok(r) => Ok(Some(r)),
+                            Err(Refuse { value, reason }) => {
+                                end.refuse(value, reason);
+                                Ok(None)
+                            }
+                        }
+                    }
+                    _ => Err(RecvFail::Poisoned),
                 },
             )
         }

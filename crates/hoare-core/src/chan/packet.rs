@@ -32,8 +32,19 @@ pub(crate) struct Packet<T> {
     /// on a rendezvous channel stays blocked until the reader's closure returns.
     extended: bool,
     /// Set by a rendezvous sender that handed a value to an extended receiver: the
-    /// waiter of the sender's second phase, which the receiver wakes at the end.
-    writer: UnsafeCell<*const Waiter>,
+    /// sender's second phase (its waiter, which the receiver wakes at the end, and
+    /// its packet, where a refused value goes back).
+    writer: UnsafeCell<*const Handback<T>>,
+}
+
+/// The second phase of a rendezvous sender that handed its value to an extended
+/// receiver: the sender waits on `waiter` until the receiver's closure returned;
+/// a receiver that refuses the value puts it back into `packet` first (see
+/// `ExtEnd::refuse`).
+pub(crate) struct Handback<T> {
+    pub(crate) waiter: Waiter,
+    /// The sender's packet (null: nobody to give a value back to).
+    pub(crate) packet: *const Packet<T>,
 }
 
 impl<T> fmt::Debug for Packet<T> {
@@ -179,16 +190,16 @@ impl<T> Packet<T> {
         unsafe { (*p).extended }
     }
 
-    /// Records the second-phase waiter of a rendezvous sender. Same contract as
+    /// Records the second phase of a rendezvous sender. Same contract as
     /// [`read_raw`](Self::read_raw) (the packet may be empty).
-    pub(crate) unsafe fn set_writer(p: *const Self, w: *const Waiter) {
+    pub(crate) unsafe fn set_writer(p: *const Self, w: *const Handback<T>) {
         // SAFETY: exclusive access per the caller's contract.
         unsafe { (*p).writer.with_mut(|x| *x = w) }
     }
 
-    /// The second-phase waiter recorded by a rendezvous sender, if any (the owner,
-    /// after its wait ended).
-    pub(crate) fn writer(&self) -> *const Waiter {
+    /// The second phase recorded by a rendezvous sender, if any (the owner, after
+    /// its wait ended).
+    pub(crate) fn writer(&self) -> *const Handback<T> {
         // SAFETY: the owner reads after the claimer's `finish` (acquire in `wait`),
         // and nobody writes the field afterwards.
         self.writer.with(|x| unsafe { *x })

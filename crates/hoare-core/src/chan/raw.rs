@@ -37,12 +37,18 @@ pub(crate) struct State<T> {
     /// Receivers waiting for a value (only while the buffer is empty).
     pub(crate) receivers: WaitQueue<T>,
     pub(crate) poisoned: bool,
+    /// Why the channel was poisoned, if whoever poisoned it said so (the first
+    /// reason given while poisoning stays).
+    pub(crate) reason: Option<Reason>,
     /// The buffered items (always empty on a rendezvous channel).
     pub(crate) items: VecDeque<T>,
     /// Items taken by extended readers whose closures have not returned: on a
     /// bounded channel they keep their places in the buffer until then.
     pub(crate) reserved: usize,
 }
+
+/// Why a channel was poisoned (see [`Sender::poison_with`](super::Sender::poison_with)).
+pub type Reason = std::sync::Arc<str>;
 
 /// Which side poisons.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +85,7 @@ impl<T> RawChan<T> {
                 senders: WaitQueue::new(),
                 receivers: WaitQueue::new(),
                 poisoned: false,
+                reason: None,
                 items: VecDeque::new(),
                 reserved: 0,
             }),
@@ -122,7 +129,17 @@ impl<T> RawChan<T> {
     /// reader's poison also discards the buffer (dropped once the lock is released).
     /// See `docs/semantics.md#poison`.
     pub(crate) fn poison(&self, side: Side) {
+        self.poison_with(side, None);
+    }
+
+    /// [`poison`](Self::poison), saying why: the reason stays with the channel
+    /// unless it was poisoned already (the first poison's reason, if it gave one,
+    /// stays).
+    pub(crate) fn poison_with(&self, side: Side, reason: Option<Reason>) {
         let mut g = self.state.lock();
+        if !g.poisoned && g.reason.is_none() {
+            g.reason = reason;
+        }
         g.poisoned = true;
         self.poisoned.store(true, Ordering::Release);
         let discarded = if side == Side::Reader {
@@ -134,6 +151,14 @@ impl<T> RawChan<T> {
         g.receivers.poison_all();
         drop(g);
         drop(discarded);
+    }
+
+    /// Why the channel was poisoned, if it is and its poisoner said so.
+    pub(crate) fn poison_reason(&self) -> Option<Reason> {
+        if !self.is_poisoned() {
+            return None;
+        }
+        self.state.lock().reason.clone()
     }
 
     /// The number of items in the buffer now (always 0 on a rendezvous channel).

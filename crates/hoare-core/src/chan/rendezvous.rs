@@ -6,7 +6,7 @@
 //! lock a party only claims its partner; the value moves after the lock is
 //! released, under the claim ([`deliver`], or [`super::select::complete_recv`]).
 
-use super::packet::{hand_off, Packet};
+use super::packet::{hand_off, Handback, Packet};
 use super::raw::State;
 use super::select::{Deal, Selected};
 use super::waitq::Entry;
@@ -40,33 +40,38 @@ pub(super) fn try_recv<T>(g: &mut State<T>) -> Selected<Deal<T>> {
 /// Completes a send to the receiver `r` that the caller claimed, after releasing the
 /// lock: moves the value of the sender's (full) `packet` straight into the
 /// receiver's packet and finishes it. If the receiver runs an extended rendezvous,
-/// blocks until its closure has returned.
+/// blocks until its closure has returned. Returns whether the value was taken:
+/// `false` when an extended receiver refused it (see
+/// [`Receiver::recv_or_refuse`](super::Receiver::recv_or_refuse)), which put it
+/// back into `packet` and poisoned the channel.
 ///
 /// # Safety
 /// The caller claimed `r` (from a rendezvous receivers queue) and has not finished
 /// it.
 #[inline]
-pub(crate) unsafe fn deliver<T>(r: Entry<T>, packet: &mut Packet<T>) {
+pub(crate) unsafe fn deliver<T>(r: Entry<T>, packet: &mut Packet<T>) -> bool {
     // SAFETY: we hold the claim on `r.waiter`, so its party and packet stay put and
     // nobody else touches the packet until `finish`.
     unsafe {
         if Packet::is_extended(r.packet) {
-            deliver_extended(r, packet);
+            deliver_extended(r, packet)
         } else {
             hand_off(packet, r.packet, r.waiter);
+            true
         }
     }
 }
 
 /// [`deliver`] to a receiver that runs an extended rendezvous: the second phase.
-/// The sender hands the reader a private waiter and waits on it; the reader wakes it
-/// once its closure returned. Nobody else can see that waiter, so no timeout or
-/// poison can end this wait.
+/// The sender hands the reader a private waiter (with the address of its packet)
+/// and waits on it; the reader wakes it once its closure returned, or, refusing
+/// the value, puts it back into the sender's packet and wakes it as poisoned.
+/// Nobody else can see that waiter, so no timeout or poison can end this wait.
 ///
 /// # Safety
 /// As [`deliver`].
 #[cold]
-unsafe fn deliver_extended<T>(r: Entry<T>, packet: &mut Packet<T>) {
+unsafe fn deliver_extended<T>(r: Entry<T>, packet: &mut Packet<T>) -> bool {
     let p = r.packet;
     park::with_current(|party| {
         // SAFETY: as in `deliver`: we hold the claim on `r`.
@@ -75,33 +80,37 @@ unsafe fn deliver_extended<T>(r: Entry<T>, packet: &mut Packet<T>) {
                 // A party the runtime is unwinding cannot wait for the reader (it
                 // may be a process the shutdown has stopped), and its frame will be
                 // gone when the reader wakes it: hand the reader a waiter of its own
-                // on the heap, left to leak (a few bytes, only in a shutdown). The
-                // value is delivered either way.
-                let w2: &'static Waiter = Box::leak(Box::new(Waiter::private(
-                    // SAFETY: `nobody` touches nothing; the address is unused.
-                    Unparker::from_raw(ptr::null(), nobody),
-                )));
+                // on the heap, left to leak (a few bytes, only in a shutdown), and
+                // no packet (a refused value is dropped). The value is delivered
+                // either way.
+                let w2: *const Handback<T> = Box::into_raw(Box::new(Handback {
+                    waiter: Waiter::private(
+                        // SAFETY: `nobody` touches nothing; the address is unused.
+                        Unparker::from_raw(ptr::null(), nobody),
+                    ),
+                    packet: ptr::null(),
+                }));
                 Packet::set_writer(p, w2);
                 hand_off(packet, p, r.waiter);
-                return;
+                return true;
             }
-            let w2 = Waiter::private(party.unparker()).on(WaitOn::fixed(hand_off_wait));
+            let w2 = Handback {
+                waiter: Waiter::private(party.unparker()).on(WaitOn::fixed(hand_off_wait)),
+                packet: packet as *const Packet<T>,
+            };
             Packet::set_writer(p, &w2);
             hand_off(packet, p, r.waiter);
-            let _reg = Registration::new(HandOff(&w2), &w2);
-            let out = w2.wait_committed(party);
+            let _reg = Registration::new(HandOff(&w2.waiter), &w2.waiter);
+            let out = w2.waiter.wait_committed(party);
             // The reader releases us with success whatever happened meanwhile
-            // (poison included): the value was delivered.
-            assert_eq!(
-                out,
-                Outcome::Done {
-                    token: 0,
-                    poisoned: false
-                },
-                "hoare: an extended rendezvous released its writer with {out:?}"
-            );
+            // (poison included): the value was delivered; or, refusing it, as
+            // poisoned, with the value back in our packet.
+            match out {
+                Outcome::Done { token: 0, poisoned } => !poisoned,
+                _ => panic!("hoare: an extended rendezvous released its writer with {out:?}"),
+            }
         }
-    });
+    })
 }
 
 /// The wait record of an extended rendezvous's writer.

@@ -158,16 +158,21 @@ impl<'a, T> SelectLock<'a, T> {
 
 /// Completes a send decided by [`SelectLock::try_send`] with `packet`: hands the
 /// value to the claimed receiver, or drops what an overwriting buffer gave back.
+/// Returns whether the value was taken: `false` when an extended receiver refused
+/// it (it is back in `packet`, and the channel is poisoned).
 ///
 /// # Safety
 /// `d` came from `try_send` with this `packet`, and every lock is released.
 #[inline(always)]
-pub(crate) unsafe fn complete_send<T>(d: Deal<T>, packet: &mut Packet<T>) {
+pub(crate) unsafe fn complete_send<T>(d: Deal<T>, packet: &mut Packet<T>) -> bool {
     match d {
         // SAFETY: `try_send` claimed `r` and nobody finished it; the packet still
         // holds the value.
         Deal::Partner(r) => unsafe { rendezvous::deliver(r, packet) },
-        Deal::Done => drop(packet.take()),
+        Deal::Done => {
+            drop(packet.take());
+            true
+        }
     }
 }
 

@@ -224,7 +224,7 @@ fn alt(guards: &[Guard<'_>], deadline: Option<Instant>) -> Option<(usize, Option
                 Selected::Ready(d) => {
                     drop(locks);
                     // SAFETY: decided with this packet; every lock is released.
-                    unsafe { complete_send(d, &mut packets[i]) };
+                    assert!(unsafe { complete_send(d, &mut packets[i]) });
                     return Some((i, None));
                 }
                 Selected::Poisoned => panic!("nobody poisons"),
@@ -334,5 +334,57 @@ fn alt_to_alt_output_guards() {
             (Some((0, None)), Some((0, Some(10)))) | (Some((1, Some(20))), Some((1, None))) => {}
             other => panic!("alts disagree: {other:?}"),
         }
+    });
+}
+
+/// An extended reader refuses the value (`recv_or_refuse`) while the writer's
+/// deadline passes and a second writer poisons: whatever the order, the writer's
+/// send fails and hands its value back, exactly once (the value is dropped once,
+/// by the writer: a double drop or a leak shows in the `Arc`'s count), and the
+/// reader never keeps it. Catches: a refusing reader that wakes the writer
+/// before it put the value back into the writer's packet (the writer finds its
+/// packet empty, or loom reports the race on it); a refusal that finishes the
+/// writer's wait as a success (the writer's send returns `Ok` and the value is
+/// lost).
+#[test]
+fn refuse_racing_timeout_and_poison() {
+    use std::sync::Arc as StdArc;
+    loom::model(|| {
+        let token = StdArc::new(());
+        let (tx, rx) = any2one::<StdArc<()>>();
+        let tx2 = tx.clone();
+        let v = token.clone();
+        let writer = thread::spawn(move || match tx.send_deadline(v, Instant::now()) {
+            Ok(()) => None,
+            Err(e) => Some(e.into_inner()),
+        });
+        let poisoner = thread::spawn(move || tx2.poison());
+        let got = rx.recv_or_refuse(|v| Err::<(), _>(crate::chan::Refuse::new(v, "no")));
+        assert!(matches!(got, Ok(None) | Err(_)), "{got:?}");
+        let back = writer.join().unwrap();
+        poisoner.join().unwrap();
+        assert!(back.is_some(), "a refused value was lost");
+        drop(back);
+        assert_eq!(StdArc::strong_count(&token), 1);
+    });
+}
+
+/// The same with a plain blocking send (the writer cannot time out): the writer
+/// registers first or the reader does (the extended hand-off's second phase).
+/// Catches the same bugs on the path where the writer waits on its private
+/// second-phase waiter (`rendezvous::deliver_extended`).
+#[test]
+fn refuse_blocking_send() {
+    loom::model(|| {
+        let (tx, rx) = one2one::<u32>();
+        let writer = thread::spawn(move || {
+            let r = tx.send(9);
+            (r.map_err(|e| e.into_inner()), tx.poison_reason())
+        });
+        let got = rx.recv_or_refuse(|v| Err::<(), _>(crate::chan::Refuse::new(v, "full")));
+        assert_eq!(got, Ok(None));
+        let (r, why) = writer.join().unwrap();
+        assert_eq!(r, Err(9));
+        assert_eq!(why.as_deref(), Some("full"));
     });
 }

@@ -119,6 +119,16 @@ impl WorkerLocal {
                     if round < SPIN_ROUNDS / 2 {
                         std::hint::spin_loop();
                     } else {
+                        // A runtime with an I/O poller: stop searching and go to
+                        // sleep (in the poller, if free) instead of yielding the
+                        // thread: a reply from the network is then seen at once
+                        // by epoll's wake-up, where each yield could hand the
+                        // core to another program for a time slice while the
+                        // reply waited (issue 14: the network round trip).
+                        #[cfg(feature = "io")]
+                        if sh.io.get().is_some() {
+                            break;
+                        }
                         std::thread::yield_now();
                     }
                 }
