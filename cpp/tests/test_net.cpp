@@ -127,7 +127,9 @@ TEST(Net, AccepterRequestReply) {
           for (auto s : req) {
             rust::Vec<std::uint8_t> v;
             v.push_back(static_cast<std::uint8_t>(s.size()));
-            rep.send(std::move(v));
+            // A client that leaves right after its last reply may take the
+            // acknowledgement with its connection: that send reports poison.
+            if (!(rep << std::move(v))) break;
           }
         }));
       }
