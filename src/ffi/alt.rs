@@ -6,12 +6,17 @@
 
 use super::alting::AltingBarrierEndHandle;
 use super::backend;
+use super::bcast::{BRxAny, BTxAny, BcastRx, BcastTx};
+use super::bridge::{self, Task};
 use super::bridge::{AltGuard, AltKind, AltOutcome, ExcSlot, Status};
 use super::chan::{ChanRx, ChanTx, RxAny, TxAny};
 use super::elem::{wait_ack, ByValue, Carried, RawItem};
 use super::guard;
 use super::timer::{TimerHandle, TimerRef};
-use hoare_core::alt::{BarrierCase, Case, Fair, RecvCase, SendCase, SkipCase, TimeoutCase};
+use hoare_core::alt::{
+    BarrierCase, Case, ExtRecvCase, Fair, RecvCase, SendCase, SkipCase, TimeoutCase,
+};
+use hoare_core::chan::broadcast::{BcastRecvCase, BcastSendCase};
 use hoare_core::chan::RawChan;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -46,6 +51,91 @@ macro_rules! case_enum {
 elems!(case_enum!(RecvCases, RecvCase));
 elems!(case_enum!(SendCases, SendCase));
 
+/// `enum $name<'a>` with one `$case<'a, T>` variant per by-value element type (the
+/// broadcast cases), and the type-erased case.
+macro_rules! bcase_enum {
+    ($name:ident, $case:ident; $rv:ident $rt:ty; $($v:ident $t:ty),*; $($pv:ident $pt:ty),*) => {
+        enum $name<'a> {
+            $($v($case<'a, $t>),)*
+            $($pv($case<'a, $pt>),)*
+        }
+        impl<'a> $name<'a> {
+            fn as_case(&mut self) -> &mut (dyn Case + 'a) {
+                bdispatch!($name(c) in self => c)
+            }
+        }
+    };
+}
+elems!(bcase_enum!(BRecvCases, BcastRecvCase));
+
+/// An extended receive case whose closure delivers the value to C++ and runs the
+/// C++ handler (boxed: one allocation per such guard).
+type ExtCase<'a, T> = ExtRecvCase<'a, T, Box<dyn FnOnce(T) + 'a>>;
+
+/// `enum ExtRecvCases<'a>` with one `ExtCase<'a, T>` per element type.
+macro_rules! ext_enum {
+    (; $rv:ident $rt:ty; $($v:ident $t:ty),*; $($pv:ident $pt:ty),*) => {
+        enum ExtRecvCases<'a> {
+            $rv(ExtCase<'a, $rt>),
+            $($v(ExtCase<'a, $t>),)*
+            $($pv(ExtCase<'a, $pt>),)*
+        }
+        impl<'a> ExtRecvCases<'a> {
+            fn as_case(&mut self) -> &mut (dyn Case + 'a) {
+                dispatch!(ExtRecvCases(c) in self => c)
+            }
+        }
+    };
+}
+elems!(ext_enum!());
+
+/// The extended receive case of `rx` whose closure delivers into `dst` and runs
+/// `task` (the C++ handler) while the writer is held.
+///
+/// # Safety
+/// `dst` is storage for the element type (`size` bytes for a by-value class), `err`
+/// an exception slot, `task` a live C++ task; all outlive the alt.
+unsafe fn ext_case<'a, T: Carried>(
+    rx: &'a backend::Rx<T>,
+    dst: *mut u8,
+    err: *mut ExcSlot,
+    size: usize,
+    task: *mut Task,
+) -> ExtCase<'a, T> {
+    let f: Box<dyn FnOnce(T) + 'a> = Box::new(move |v: T| {
+        // SAFETY: the caller's contract.
+        unsafe { v.deliver(dst, err, size) };
+        // SAFETY: as above; the task is pinned in the C++ guard.
+        bridge::task_run(unsafe { std::pin::Pin::new_unchecked(&mut *task) });
+    });
+    ExtRecvCase::new(Some(rx_raw(rx)), f)
+}
+elems!(bcase_enum!(BSendCases, BcastSendCase));
+
+/// `RxAny` to `ExtRecvCases`, variant by variant.
+macro_rules! ext_of {
+    ($e:expr, $x:ident => $body:expr;
+     $rv:ident $rt:ty; $($v:ident $t:ty),*; $($pv:ident $pt:ty),*) => {
+        match $e {
+            RxAny::$rv($x) => ExtRecvCases::$rv($body),
+            $(RxAny::$v($x) => ExtRecvCases::$v($body),)*
+            $(RxAny::$pv($x) => ExtRecvCases::$pv($body),)*
+        }
+    };
+}
+
+/// The case of a broadcast guard, made from the end at `end` (`BRxAny`/`BTxAny`
+/// to `BRecvCases`/`BSendCases`, variant by variant).
+macro_rules! bcase_of {
+    ($from:ident => $to:ident, $e:expr, $x:ident => $body:expr;
+     $rv:ident $rt:ty; $($v:ident $t:ty),*; $($pv:ident $pt:ty),*) => {
+        match $e {
+            $($from::$v($x) => $to::$v($body),)*
+            $($from::$pv($x) => $to::$pv($body),)*
+        }
+    };
+}
+
 /// One case of a bridged alt, of any kind and element type.
 enum AltCase<'a> {
     /// A guard whose precondition is false (or a slot no guard uses).
@@ -58,6 +148,9 @@ enum AltCase<'a> {
     After(TimeoutCase<Duration>),
     Skip(SkipCase),
     Barrier(BarrierCase<'a>),
+    BRecv(BRecvCases<'a>),
+    BSend(BSendCases<'a>),
+    Ext(ExtRecvCases<'a>),
 }
 
 impl<'a> AltCase<'a> {
@@ -73,6 +166,9 @@ impl<'a> AltCase<'a> {
             AltCase::Timer(c) => c,
             AltCase::After(c) => c,
             AltCase::Barrier(c) => c,
+            AltCase::BRecv(c) => c.as_case(),
+            AltCase::BSend(c) => c.as_case(),
+            AltCase::Ext(c) => c.as_case(),
         }
     }
 }
@@ -277,6 +373,31 @@ unsafe fn run_alt<'a>(
                     unsafe { &mut *(g.end as *mut AltingBarrierEndHandle) };
                 AltCase::Barrier(BarrierCase::new(Some(&mut e.0)))
             }
+            AltKind::RecvWith if g.task != 0 => {
+                // SAFETY: the caller's contract.
+                let rx: &'a ChanRx = unsafe { &*(g.end as *const ChanRx) };
+                let (err, size, task) = (g.err as *mut ExcSlot, rx.size, g.task as *mut Task);
+                // SAFETY: the caller's contract (storage, slot and task live until
+                // this call returns).
+                AltCase::Ext(elems!(ext_of!(&rx.inner, r => unsafe {
+                    ext_case(r, value, err, size, task)
+                })))
+            }
+            AltKind::BcastRecv => {
+                // SAFETY: the caller's contract.
+                let rx: &'a BcastRx = unsafe { &*(g.end as *const BcastRx) };
+                AltCase::BRecv(elems!(bcase_of!(BRxAny => BRecvCases, &rx.inner,
+                    r => r.__alt_recv_case(true))))
+            }
+            AltKind::BcastSend => {
+                // SAFETY: the caller's contract.
+                let tx: &'a BcastTx = unsafe { &*(g.end as *const BcastTx) };
+                let size = tx.size;
+                AltCase::BSend(elems!(bcase_of!(BTxAny => BSendCases, &tx.inner,
+                    // SAFETY: `value` is a live value of the element type (the
+                    // caller's contract; `size` bytes for a by-value class).
+                    t => t.__alt_send_case(Some(unsafe { ByValue::take(value, size) })))))
+            }
             _ => {
                 // Give back what was taken from the C++ objects so far.
                 // SAFETY: the caller's contract.
@@ -314,6 +435,34 @@ unsafe fn run_alt<'a>(
             Status::Timeout
         }
         AltCase::Skip(_) | AltCase::Barrier(_) => Status::Ok,
+        AltCase::Ext(c) => dispatch!(ExtRecvCases(c) in c => match c.into_chosen() {
+            Some(Ok(())) => Status::Ok,
+            Some(Err(_)) => Status::Poisoned,
+            None => unreachable!("hoare: the chosen alt case has no result"),
+        }),
+        AltCase::BRecv(c) => {
+            // SAFETY: the caller's contract.
+            let size = unsafe { &*(g.end as *const BcastRx) }.size;
+            bdispatch!(BRecvCases(c) in c => match c.into_chosen() {
+                Some(Ok(v)) => {
+                    // SAFETY: `value` is storage for the element type (the caller's
+                    // contract); by-value types raise no exception.
+                    unsafe { v.deliver(value, err, size) };
+                    Status::Ok
+                }
+                Some(Err(_)) => Status::Poisoned,
+                None => unreachable!("hoare: the chosen alt case has no result"),
+            })
+        }
+        AltCase::BSend(c) => bdispatch!(BSendCases(c) in c => match c.into_chosen() {
+            Some(Ok(())) => Status::Ok,
+            Some(Err(e)) => {
+                // SAFETY: `value` is the C++ object the case's value came from.
+                unsafe { e.into_inner().give_back(value) };
+                Status::Poisoned
+            }
+            None => unreachable!("hoare: the chosen alt case has no result"),
+        }),
         AltCase::Off(_) => unreachable!("hoare: an alt chose a disabled guard"),
     };
     // Values of the send guards that were not chosen go back to their objects.
@@ -341,10 +490,17 @@ unsafe fn run_alt<'a>(
 /// Every send case was made from the value of the guard of its index.
 unsafe fn give_back_all(gs: &[AltGuard], cases: &mut [AltCase<'_>]) {
     for (c, g) in cases.iter_mut().zip(gs) {
-        if let AltCase::Send(c) = std::mem::replace(c, AltCase::off()) {
-            let p = g.value as *mut u8;
+        let p = g.value as *mut u8;
+        match std::mem::replace(c, AltCase::off()) {
             // SAFETY: the caller's contract.
-            dispatch!(SendCases(c) in c => unsafe { send_unsent(c, p) });
+            AltCase::Send(c) => dispatch!(SendCases(c) in c => unsafe { send_unsent(c, p) }),
+            AltCase::BSend(c) => bdispatch!(BSendCases(c) in c => {
+                if let Some(v) = c.into_unsent() {
+                    // SAFETY: the caller's contract.
+                    unsafe { v.give_back(p) }
+                }
+            }),
+            _ => {}
         }
     }
 }

@@ -62,14 +62,19 @@
 mod backend;
 #[macro_use]
 mod macros;
+#[macro_use]
+mod bcast;
 mod alt;
 mod alting;
 mod barrier;
 mod chan;
 mod check;
 mod elem;
+mod net;
+mod par;
 mod process;
 mod recv_set;
+mod runtime;
 mod rust_side;
 #[cfg(feature = "cxx-test-hooks")]
 mod test_hooks;
@@ -80,11 +85,14 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 pub use alting::{AltingBarrierEndHandle, AltingBarrierHandle};
 pub use backend::{Rx, Tx};
 pub use barrier::{BarrierEndHandle, BarrierHandle};
+pub use bcast::{BcastRx, BcastTx};
 pub use bridge::{Buffering, Elem, Sharing, Status};
 pub use chan::{ChanRx, ChanTx};
 pub use elem::RawItem;
+pub use net::{NetAccepter, NetNode};
 pub use process::ProcHandle;
 pub use recv_set::RecvSet;
+pub use runtime::{RuntimeBox, RuntimeHandle};
 pub use rust_side::NativeElem;
 pub use timer::TimerHandle;
 
@@ -98,15 +106,29 @@ use barrier::{
     barrier_clone, barrier_enroll, barrier_enrolled, barrier_new, barrier_of, barrier_rounds,
     barrier_same, barrier_sync,
 };
+use bcast::{
+    bcast_new, bcast_readers, bcast_recv, bcast_rx_elem, bcast_rx_is_open, bcast_rx_poison,
+    bcast_rx_subscribe, bcast_send, bcast_tx_elem, bcast_tx_is_open, bcast_tx_poison,
+    bcast_tx_subscribe,
+};
 use chan::{
     chan_new, rx_clone, rx_elem, rx_poison, rx_recv, rx_recv_with, tx_clone, tx_elem, tx_poison,
     tx_send,
 };
 use check::{check_fail, check_run};
+use net::{
+    net_accept, net_accepter_next, net_bind, net_connect, net_connect_pair, net_local_addr,
+    net_lost, net_publish, net_register, net_resolve, net_serve_names,
+};
+use par::par_run;
 use process::{
     default_workers, in_process, join, proc_id, proc_name, run, sleep_ns, spawn, yield_now,
 };
 use recv_set::{recv_set_new, recv_set_select};
+use runtime::{
+    handle_clone, handle_current, handle_is_shut_down, handle_spawn, handle_workers, rt_handle,
+    rt_new, rt_shutdown,
+};
 use timer::{
     timer_advance, timer_clone, timer_date, timer_date_after, timer_deadline, timer_egg,
     timer_expired, timer_fired, timer_next, timer_period, timer_repeat, timer_repeat_from,
@@ -228,6 +250,13 @@ mod bridge {
         Skip = 3,
         /// An alting barrier (`end`: `*mut AltingBarrierEndHandle`).
         Barrier = 4,
+        /// A broadcast's reader (`end`: `*const BcastRx`).
+        BcastRecv = 5,
+        /// A broadcast's writer (`end`: `*const BcastTx`).
+        BcastSend = 6,
+        /// An extended receive (`end`: `*const ChanRx`, `task` the handler run
+        /// with the writer held).
+        RecvWith = 7,
     }
 
     /// One guard of an alt, as C++ describes it (addresses as integers).
@@ -244,6 +273,9 @@ mod bridge {
         err: usize,
         /// Timeout: nanoseconds from now (when `end` is 0).
         timeout_ns: u64,
+        /// Extended receive: the `*mut Task` (the C++ handler) run on the value
+        /// with the writer held.
+        task: usize,
     }
 
     /// The guard an alt chose and how its communication ended.
@@ -260,6 +292,38 @@ mod bridge {
     struct ChanPair {
         tx: Box<ChanTx>,
         rx: Box<ChanRx>,
+    }
+
+    /// One communication of a parallel communication (`hoare::Par`).
+    struct ParItem {
+        /// A send (`end`: `*const ChanTx`) or a receive (`*const ChanRx`).
+        send: bool,
+        end: usize,
+        /// Send: the C++ value; receive: storage for one.
+        value: usize,
+        /// `*mut ExcSlot`.
+        err: usize,
+        /// How it ended (set by `par_run`).
+        status: Status,
+    }
+
+    /// Both ends of a new broadcast.
+    struct BcastPair {
+        tx: Box<BcastTx>,
+        rx: Box<BcastRx>,
+    }
+
+    /// The two ends a network accepter or `connect_pair` gives: the writing end
+    /// of one direction and the reading end of the other.
+    struct NetPair {
+        tx: Box<ChanTx>,
+        rx: Box<ChanRx>,
+    }
+
+    /// A network connection that ended, and why.
+    struct LostConn {
+        peer: String,
+        why: String,
     }
 
     unsafe extern "C++" {
@@ -410,6 +474,78 @@ mod bridge {
         fn timer_advance(t: &mut TimerHandle);
         fn timer_skip_missed(t: &mut TimerHandle);
         fn timer_sleep(t: &mut TimerHandle) -> Result<()>;
+
+        /// Runs every communication of `items` at once (at most `timeout_ns` if
+        /// `timed`); false if a move into a box threw first (nothing happened).
+        unsafe fn par_run(items: &mut [ParItem], timed: bool, timeout_ns: u64) -> Result<bool>;
+
+        /// A broadcast's writing end (`hoare::BroadcastTx`).
+        type BcastTx;
+        /// A broadcast's reading end (`hoare::BroadcastRx`).
+        type BcastRx;
+        fn bcast_new(
+            elem: Elem,
+            size: usize,
+            buffering: Buffering,
+            capacity: usize,
+        ) -> Result<BcastPair>;
+        unsafe fn bcast_send(tx: &BcastTx, value: *mut u8) -> Result<Status>;
+        unsafe fn bcast_recv(
+            rx: &BcastRx,
+            dst: *mut u8,
+            mode: WaitMode,
+            timeout_ns: u64,
+        ) -> Result<Status>;
+        fn bcast_tx_subscribe(tx: &BcastTx) -> Box<BcastRx>;
+        fn bcast_rx_subscribe(rx: &BcastRx) -> Box<BcastRx>;
+        fn bcast_tx_poison(tx: &BcastTx);
+        fn bcast_rx_poison(rx: &BcastRx);
+        fn bcast_tx_is_open(tx: &BcastTx) -> bool;
+        fn bcast_rx_is_open(rx: &BcastRx) -> bool;
+        fn bcast_readers(tx: &BcastTx) -> usize;
+        fn bcast_tx_elem(tx: &BcastTx) -> Elem;
+        fn bcast_rx_elem(rx: &BcastRx) -> Elem;
+
+        /// A runtime started by C++ (`hoare::Runtime`), running until shut down.
+        type RuntimeBox;
+        /// A handle to a runtime, for any thread (`hoare::RuntimeHandle`).
+        type RuntimeHandle;
+        fn rt_new(opts: &RunOpts) -> Result<Box<RuntimeBox>>;
+        fn rt_handle(rt: &RuntimeBox) -> Box<RuntimeHandle>;
+        /// `detach`: from a process, shut down on a thread of its own instead of
+        /// failing (the destructor's case).
+        fn rt_shutdown(rt: &mut RuntimeBox, detach: bool) -> Result<()>;
+        fn handle_current() -> Result<Box<RuntimeHandle>>;
+        fn handle_clone(h: &RuntimeHandle) -> Box<RuntimeHandle>;
+        fn handle_spawn(h: &RuntimeHandle, task: UniquePtr<Task>) -> Result<Box<ProcHandle>>;
+        fn handle_is_shut_down(h: &RuntimeHandle) -> bool;
+        fn handle_workers(h: &RuntimeHandle) -> usize;
+
+        /// A network node (`hoare::net::Node`).
+        type NetNode;
+        /// An accepter published on a node (`hoare::net::Accepter`).
+        type NetAccepter;
+        /// `max_message` 0: the default limit.
+        fn net_bind(addr: &str, secret: &[u8], max_message: usize) -> Result<Box<NetNode>>;
+        fn net_local_addr(n: &NetNode) -> String;
+        fn net_publish(n: &NetNode, name: &str, elem: Elem) -> Result<Box<ChanRx>>;
+        /// `service` not empty: `url` is a name to resolve through that name service.
+        fn net_connect(
+            n: &NetNode,
+            url: &str,
+            service: &str,
+            elem: Elem,
+            buffer: usize,
+        ) -> Result<Box<ChanTx>>;
+        fn net_accept(n: &NetNode, name: &str, req: Elem, rep: Elem) -> Result<Box<NetAccepter>>;
+        /// The next client's pair: `rx` its requests, `tx` its replies.
+        fn net_accepter_next(a: &NetAccepter) -> Result<NetPair>;
+        /// `tx` the requests, `rx` the replies.
+        fn net_connect_pair(n: &NetNode, url: &str, req: Elem, rep: Elem) -> Result<NetPair>;
+        fn net_register(n: &NetNode, service: &str, name: &str) -> Result<()>;
+        fn net_resolve(n: &NetNode, service: &str, name: &str) -> Result<String>;
+        fn net_serve_names(n: &NetNode) -> Result<()>;
+        fn net_lost(n: &NetNode) -> Vec<LostConn>;
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 /// A process spawned from C++.
 pub struct ProcHandle(pub(super) backend::Proc<cxx::UniquePtr<Task>>);
 
-fn run_task(mut task: cxx::UniquePtr<Task>) -> cxx::UniquePtr<Task> {
+pub(super) fn run_task(mut task: cxx::UniquePtr<Task>) -> cxx::UniquePtr<Task> {
     if let Some(t) = task.as_mut() {
         bridge::task_run(t);
     }

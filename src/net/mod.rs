@@ -47,8 +47,8 @@
 //! although the remote reader may have taken it (no protocol can tell): a
 //! writer that sends it again may deliver it twice.
 //!
-//! TLS (feature `tls`, rustls): see `NodeBuilder::tls`. Not done yet
-//! (issue 14): C++ ends.
+//! TLS (feature `tls`, rustls): see `NodeBuilder::tls`. C++ ends (strings and
+//! bytes): `cpp/include/hoare/net.hpp`.
 
 mod auth;
 pub mod frame;

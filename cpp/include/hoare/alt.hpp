@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "hoare/barrier.hpp"
+#include "hoare/broadcast.hpp"
 #include "hoare/chan.hpp"
 #include "hoare/detail/ffi.hpp"
 #include "hoare/detail/value.hpp"
@@ -48,7 +49,8 @@ namespace hoare {
 // Allocation: an Alt keeps its guards in storage of its own (kInlineGuards guards and
 // kInlineBytes bytes of handlers, values and receive slots), so a handful of guards
 // with small handlers allocates nothing on either side of the bridge; beyond that
-// a guard goes to the heap.
+// a guard goes to the heap. (A recv_with guard allocates one box on the Rust side
+// for its closure; a broadcast allocates a shared cell per value sent.)
 //
 // On a rendezvous channel of a by-address type, the writer released by an alt's
 // receive waits (yielding) until the alt has moved the value out of its object.
@@ -298,6 +300,53 @@ class SendGuard final : public AltGuardBase {
   F f_;
 };
 
+// An extended-rendezvous receive guard: when chosen, the handler runs on the value
+// inside the bridge's call, with the writer still held (it is released when the
+// handler returns or throws).
+template <class T, class F>
+class RecvWithGuard final : public AltGuardBase {
+ public:
+  explicit RecvWithGuard(F f) : f_(std::move(f)), task_(*this) {}
+  RecvWithGuard(RecvWithGuard&& o) : f_(std::move(o.f_)), task_(*this) {}
+  void prepare(std::size_t, ffi::AltGuard& e) override {
+    e.value = reinterpret_cast<std::uintptr_t>(slot_.raw());
+    e.err = reinterpret_cast<std::uintptr_t>(&err_);
+    e.task = reinterpret_cast<std::uintptr_t>(static_cast<ffi::Task*>(&task_));
+  }
+  void fire(std::size_t, ffi::Status st) override {
+    rethrow_if(err_);
+    if (st == ffi::Status::Poisoned) throw Poisoned();
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  }
+  AltGuardBase* move_to(AltArena& to) override {
+    return make_guard<RecvWithGuard>(to, std::move(*this));
+  }
+
+ private:
+  struct Run final : ffi::Task {
+    explicit Run(RecvWithGuard& g) : g_(g) {}
+    void run() noexcept override { g_.handle(); }
+    RecvWithGuard& g_;
+  };
+  // In the bridge, the writer held: the value is in the slot (unless its move
+  // threw).
+  void handle() noexcept {
+    if (err_.error) return;
+    slot_.set_full();
+    try {
+      call_recv_handler(f_, 0, std::move(slot_.get()));
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+  }
+
+  Slot<T> slot_;
+  ffi::ExcSlot err_;
+  std::exception_ptr error_;
+  F f_;
+  Run task_;
+};
+
 // A timeout guard on a timer type of the caller's own (anything with deadline() and
 // fired()): asked for its deadline when the alt starts, told when it fired. (The
 // guards on hoare's timers and on durations are the Rust alt's own.)
@@ -404,6 +453,51 @@ class Alt {
     return *this;
   }
 
+  // An extended-rendezvous receive guard (JCSP's alt, then startRead): when it is
+  // chosen, `f` runs on the value with the writer still blocked; the writer is
+  // released when `f` returns or throws (select() then rethrows). On poison,
+  // select() throws hoare::Poisoned (select_status(): status poisoned) and `f`
+  // does not run.
+  template <class T, bool S, class F = detail::Ignore>
+  Alt& recv_with(BasicRx<T, S>& rx, F f = {}) {
+    return recv_with_if(true, rx, std::move(f));
+  }
+  template <class T, bool S, class F = detail::Ignore>
+  Alt& recv_with_if(bool cond, BasicRx<T, S>& rx, F f = {}) {
+    auto end = detail::end_addr(rx);
+    push(detail::make_guard<detail::RecvWithGuard<T, F>>(arena_, std::move(f)));
+    add(ffi::AltKind::RecvWith, cond, end, 0);
+    return *this;
+  }
+
+  // A receive guard on a broadcast's reader: ready when a value it has not taken is
+  // there (or on poison).
+  template <class T, class F = detail::Ignore>
+  Alt& bcast_recv(BroadcastRx<T>& rx, F f = {}) {
+    return bcast_recv_if(true, rx, std::move(f));
+  }
+  template <class T, class F = detail::Ignore>
+  Alt& bcast_recv_if(bool cond, BroadcastRx<T>& rx, F f = {}) {
+    auto end = detail::end_addr(rx);
+    push(detail::make_guard<detail::RecvGuard<T, F>>(arena_, arena_, 1, std::move(f)));
+    add(ffi::AltKind::BcastRecv, cond, end, 0);
+    return *this;
+  }
+  // A send guard on a broadcast's writer: ready when the broadcast has room
+  // (rendezvous: the previous value was taken by every reader); once chosen on a
+  // rendezvous broadcast, select() returns when every reader has taken the value.
+  template <class T, class F = detail::Ignore>
+  Alt& bcast_send(BroadcastTx<T>& tx, T value, F f = {}) {
+    return bcast_send_if(true, tx, std::move(value), std::move(f));
+  }
+  template <class T, class F = detail::Ignore>
+  Alt& bcast_send_if(bool cond, BroadcastTx<T>& tx, T value, F f = {}) {
+    auto end = detail::end_addr(tx);
+    push(detail::make_guard<detail::SendGuard<T, F>>(arena_, std::move(value), std::move(f)));
+    add(ffi::AltKind::BcastSend, cond, end, 0);
+    return *this;
+  }
+
   // A timeout guard on a timer kept across alts (Egg, Repeat, Date: by reference,
   // so that a Repeat advances when it fires; or any type with deadline() and
   // fired()) ...
@@ -507,7 +601,7 @@ class Alt {
   // exception slot are filled in when the alt starts).
   void add(ffi::AltKind k, bool cond, std::uintptr_t end, std::uint64_t ns,
            std::size_t element = 0) {
-    entries_.push_back(ffi::AltGuard{k, cond, end, 0, 0, ns});
+    entries_.push_back(ffi::AltGuard{k, cond, end, 0, 0, ns, 0});
     where_.push_back(Where{guards_.size() - 1, element});
   }
 

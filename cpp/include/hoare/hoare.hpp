@@ -42,23 +42,32 @@
 //   hoare/error.hpp    Error, Poisoned, ProcessError, Cancelled
 //   hoare/process.hpp  run, spawn, JoinHandle, SpawnOptions, RunOptions, this_proc,
 //                      set_unjoined_failure_handler
+//   hoare/runtime.hpp  Runtime, RuntimeHandle (a runtime used from any thread)
 //   hoare/scope.hpp    scope, par, par_for
 //   hoare/chan.hpp     Chan, channel, Tx/SharedTx, Rx/SharedRx, Buffer, Status,
 //                      send_timed, recv_timed
 //   hoare/timer.hpp    Egg, Repeat, Date, this_proc::sleep(timer)
+//   hoare/broadcast.hpp broadcast, BroadcastTx, BroadcastRx (one writer, every reader
+//                      gets every value)
+//   hoare/par.hpp      Par (several sends and receives at once)
 //   hoare/alt.hpp      Alt, RecvAny, Fair
 //   hoare/barrier.hpp  Barrier, BarrierEnd, AltingBarrier, AltingBarrierEnd
 //   hoare/bundle.hpp   request_reply, ClientEnd, ServerEnd, Request
+//   hoare/net.hpp      net::Node, net::Accepter: network channels of strings and
+//                      bytes (not included by this header)
 // (hoare/detail/ holds what they share; hoare/bridge.hpp is the C++ half of the
 // cxx bridge; hoare/test_hooks.hpp is for hoare's own tests and examples.)
 #pragma once
 
 #include "hoare/alt.hpp"
 #include "hoare/barrier.hpp"
+#include "hoare/broadcast.hpp"
 #include "hoare/bundle.hpp"
 #include "hoare/chan.hpp"
 #include "hoare/check.hpp"
 #include "hoare/error.hpp"
+#include "hoare/par.hpp"
 #include "hoare/process.hpp"
+#include "hoare/runtime.hpp"
 #include "hoare/scope.hpp"
 #include "hoare/timer.hpp"
