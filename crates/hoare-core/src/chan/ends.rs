@@ -224,14 +224,7 @@ impl<T, S: Sharing> Sender<T, S> {
     /// channel reports the poison; readers of a buffered channel first drain it.
     pub fn poison(&self) {
         if self.poisonable {
-            crate::check_step!(|| crate::step::Op::one(
-                crate::step::OpKind::Poison,
-                self.chan.info().id() as usize,
-                crate::step::Class::Chan,
-                crate::step::Access::Other
-            )
-            .with_info(*self.chan.info()));
-            self.chan.poison(Side::Writer);
+            poison_end(&self.chan, Side::Writer, None);
         }
     }
 
@@ -247,14 +240,7 @@ impl<T, S: Sharing> Sender<T, S> {
     /// ```
     pub fn poison_with(&self, reason: impl Into<super::Reason>) {
         if self.poisonable {
-            crate::check_step!(|| crate::step::Op::one(
-                crate::step::OpKind::Poison,
-                self.chan.info().id() as usize,
-                crate::step::Class::Chan,
-                crate::step::Access::Other
-            )
-            .with_info(*self.chan.info()));
-            self.chan.poison_with(Side::Writer, Some(reason.into()));
+            poison_end(&self.chan, Side::Writer, Some(reason.into()));
         }
     }
 
@@ -530,14 +516,7 @@ impl<T, S: Sharing> Receiver<T, S> {
     /// discarded.
     pub fn poison(&self) {
         if self.poisonable {
-            crate::check_step!(|| crate::step::Op::one(
-                crate::step::OpKind::Poison,
-                self.chan.info().id() as usize,
-                crate::step::Class::Chan,
-                crate::step::Access::Other
-            )
-            .with_info(*self.chan.info()));
-            self.chan.poison(Side::Reader);
+            poison_end(&self.chan, Side::Reader, None);
         }
     }
 
@@ -550,14 +529,7 @@ impl<T, S: Sharing> Receiver<T, S> {
     /// ```
     pub fn poison_with(&self, reason: impl Into<super::Reason>) {
         if self.poisonable {
-            crate::check_step!(|| crate::step::Op::one(
-                crate::step::OpKind::Poison,
-                self.chan.info().id() as usize,
-                crate::step::Class::Chan,
-                crate::step::Access::Other
-            )
-            .with_info(*self.chan.info()));
-            self.chan.poison_with(Side::Reader, Some(reason.into()));
+            poison_end(&self.chan, Side::Reader, Some(reason.into()));
         }
     }
 
@@ -785,4 +757,17 @@ impl<T, S: Sharing> IntoIterator for Receiver<T, S> {
     fn into_iter(self) -> IntoIter<T, S> {
         IntoIter { rx: self }
     }
+}
+
+/// Poisons `chan` from `side` (with `reason`, if given): the one checker
+/// scheduling point of every end's `poison` and `poison_with`, then the poison.
+fn poison_end<T>(chan: &RawChan<T>, side: Side, reason: Option<super::Reason>) {
+    crate::check_step!(|| crate::step::Op::one(
+        crate::step::OpKind::Poison,
+        chan.info().id() as usize,
+        crate::step::Class::Chan,
+        crate::step::Access::Other
+    )
+    .with_info(*chan.info()));
+    chan.poison_with(side, reason);
 }
