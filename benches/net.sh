@@ -11,22 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VALUES=${1:-100000}
-cargo build --release --quiet --example net_channels
-(cd benches/go && go build -o ../../target/release/go-netpingpong ./cmd/netpingpong)
-
-run() { # client args, then -- and the server command
-  local client=() server=()
-  while [ "$1" != -- ]; do client+=("$1"); shift; done
-  shift; server=("$@")
-  local out; out=$(mktemp)
-  "${server[@]}" >"$out" &
-  local pid=$!
-  for _ in $(seq 100); do grep -q listening "$out" && break; sleep 0.05; done
-  local addr; addr=$(awk '/listening/{print $2}' "$out")
-  "${client[@]}" --addr "$addr" | tail -1
-  kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true
-  rm -f "$out"
-}
+# shellcheck source=benches/net_common.sh
+source benches/net_common.sh
 
 H=target/release/examples/net_channels
 G=target/release/go-netpingpong
