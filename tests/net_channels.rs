@@ -3,6 +3,8 @@
 //! OS; no timing is asserted.
 #![cfg(feature = "net")]
 
+mod common_net;
+
 use hoare::net::Node;
 
 /// A large value (4 MiB: 256 fragments) and small values on another channel of
@@ -119,47 +121,16 @@ fn a_lost_connection_hands_back_every_unacknowledged_value() {
         let rx = server.publish::<u64>("in").unwrap();
         let client = Node::bind("127.0.0.1:0", b"s").unwrap();
         let url = format!("{}/in", server.local_addr());
-        let writers: Vec<_> = (0..8u64)
-            .map(|w| {
-                let tx = client.connect::<u64>(&url).unwrap();
-                hoare::spawn(move || {
-                    let mut acked = Vec::new();
-                    for i in 0.. {
-                        let v = w * 1_000_000 + i;
-                        match tx.send(v) {
-                            Ok(()) => acked.push(v),
-                            Err(e) => {
-                                assert_eq!(e.into_inner(), v, "another value came back");
-                                return (acked, v, tx.poison_reason());
-                            }
-                        }
-                    }
-                    unreachable!()
-                })
-            })
+        let txs = (0..8)
+            .map(|_| client.connect::<u64>(&url).unwrap())
             .collect();
+        let writers = common_net::writers_until_failure(txs);
         let mut got = HashSet::new();
         for _ in 0..500 {
             assert!(got.insert(rx.recv().unwrap()), "a value arrived twice");
         }
         drop(server);
-        let mut accounted = HashSet::new();
-        for h in writers {
-            let (acked, back, why) = h.join().unwrap();
-            for v in acked {
-                assert!(got.contains(&v), "{v} was acknowledged and never received");
-                accounted.insert(v);
-            }
-            accounted.insert(back);
-            let why = why.expect("a reason");
-            assert!(why.contains("lost"), "{why}");
-        }
-        for v in &got {
-            assert!(
-                accounted.contains(v),
-                "{v} was received and neither acknowledged nor handed back"
-            );
-        }
+        common_net::account_for_every_value(writers, &got);
     });
 }
 

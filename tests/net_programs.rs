@@ -7,6 +7,8 @@
 //! killed (a hang fails the test instead of blocking CI).
 #![cfg(feature = "net")]
 
+mod common_net;
+
 use hoare::net::Node;
 use hoare::Receiver;
 use std::collections::HashSet;
@@ -431,25 +433,10 @@ fn killed_reader_hands_back_every_unacknowledged_value() {
     let addr = r.expect("addr");
     hoare::run(move || {
         let node = Node::bind("127.0.0.1:0", SECRET).unwrap();
-        let writers: Vec<_> = (0..8u64)
-            .map(|w| {
-                let tx = node.connect::<u64>(&url(&addr, "in")).unwrap();
-                hoare::spawn(move || {
-                    let mut acked = Vec::new();
-                    for i in 0.. {
-                        let v = w * 1_000_000 + i;
-                        match tx.send(v) {
-                            Ok(()) => acked.push(v),
-                            Err(e) => {
-                                assert_eq!(e.into_inner(), v, "another value came back");
-                                return (acked, v, tx.poison_reason());
-                            }
-                        }
-                    }
-                    unreachable!()
-                })
-            })
+        let txs = (0..8)
+            .map(|_| node.connect::<u64>(&url(&addr, "in")).unwrap())
             .collect();
+        let writers = common_net::writers_until_failure(txs);
         // What the reader took, until it stalled.
         let mut out = r.out.take().unwrap();
         let (got, out) = blocking(move || {
@@ -470,26 +457,7 @@ fn killed_reader_hands_back_every_unacknowledged_value() {
         r.out = Some(out);
         assert_eq!(got.len(), 300);
         r.kill();
-        let mut accounted = HashSet::new();
-        for h in writers {
-            let (acked, back, why) = h.join().unwrap();
-            for v in acked {
-                assert!(got.contains(&v), "{v} was acknowledged and never taken");
-                accounted.insert(v);
-            }
-            assert!(
-                accounted.insert(back),
-                "{back} both acknowledged and handed back"
-            );
-            let why = why.expect("a reason");
-            assert!(why.contains("lost"), "{why}");
-        }
-        for v in &got {
-            assert!(
-                accounted.contains(v),
-                "{v} was taken and neither acknowledged nor handed back"
-            );
-        }
+        common_net::account_for_every_value(writers, &got);
     });
 }
 
