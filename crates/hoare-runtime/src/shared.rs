@@ -32,8 +32,10 @@ pub(crate) struct WorkerShared {
     /// Processes spawned minus processes finished on this worker (only this worker
     /// writes it, so a plain load and store suffice; summed at shutdown).
     pub(crate) live: AtomicI64,
-    /// Processes this worker has run (wrapping; only it writes): thieves read it to
-    /// tell a busy worker from a stuck one (see `GRACE`).
+    /// This worker's dispatches (each look for local work, so each process run;
+    /// wrapping; only it writes): thieves read it to tell a busy worker from a
+    /// stuck one (see `GRACE`); the worker itself counts its periodic look and its
+    /// streaks by it (see `GLOBAL_CHECK`).
     pub(crate) ticks: AtomicU32,
     /// Times this worker has emptied its queue (wrapping; only it writes): a queue
     /// that has not been emptied for `GRACE` holds more than its worker keeps up

@@ -36,8 +36,7 @@ pub(crate) fn worker_thread(shared: Arc<Shared>, index: usize, queue: Worker<Tas
         yielded: UnsafeCell::new(VecDeque::new()),
         free: UnsafeCell::new(Vec::with_capacity(super::LOCAL_SLOTS + 1)),
         ids: Cell::new((0, 0)),
-        tick: Cell::new(0),
-        streak: Cell::new(0),
+        streak_start: Cell::new(0),
         max_streak: if shared.workers.len() == 1 {
             MAX_STREAK_SOLO
         } else {

@@ -55,11 +55,10 @@ pub(crate) struct WorkerLocal {
     free: UnsafeCell<Vec<usize>>,
     /// Process ids reserved by this worker: the next one, and the end.
     ids: Cell<(u64, u64)>,
-    /// Dispatches left until the next periodic look (see `GLOBAL_CHECK`).
-    tick: Cell<u32>,
-    /// Processes run in a row from the next slot, and how many may (see
+    /// The dispatch count (`WorkerShared::ticks`) when the current streak of
+    /// processes run from the next slot began, and how long a streak may be (see
     /// `MAX_STREAK_*`).
-    streak: Cell<u32>,
+    streak_start: Cell<u32>,
     max_streak: u32,
     /// Per other worker: its `ticks` (its `drained`) when this worker first saw
     /// a process in its next slot (a lone task in its queue), and when (see

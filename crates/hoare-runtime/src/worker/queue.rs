@@ -49,7 +49,7 @@ impl WorkerLocal {
             // 90% of the time). With other workers the streak is short anyway,
             // and ending it here too made a pipeline (the prime sieve) a
             // quarter slower, and CommsTime a third.
-            self.streak.set(self.max_streak);
+            self.spend_streak();
         }
         true
     }
@@ -175,7 +175,14 @@ impl WorkerLocal {
     }
 
     fn pop_pinned(&self) -> Option<Task> {
-        settle(|| self.me().pinned.steal())
+        let pinned = &self.me().pinned;
+        // Two plain loads; an `Injector`'s `steal` of an empty queue costs a
+        // `SeqCst` fence (seen on every yield of a lone worker). A push it misses
+        // notifies this worker.
+        if pinned.is_empty() {
+            return None;
+        }
+        settle(|| pinned.steal())
     }
 
     /// Whether anything but the current queue could run (next slot, pinned queue,

@@ -29,56 +29,74 @@ pub(super) const MAX_STREAK_SHARED: u32 = 32;
 /// Every this many dispatches (a yield that goes on counts as one) a worker looks
 /// at due timers (its own and other workers'), the global queue, its yielded
 /// processes and stuck workers first (its pinned queue waits its turn with the
-/// local queue, see `MAX_STREAK_SOLO`): a due timer waits at most this many
-/// dispatches (plus the running process's time slice) however busy the worker
-/// is. Between two such looks the only timer cost is this countdown; at a look,
-/// one load of each worker's earliest deadline, and the clock only if one is
-/// set. (Tokio polls its timer driver every 61 ticks; Go checks timers on every
-/// scheduling round.)
-const GLOBAL_CHECK: u32 = 61;
+/// local queue, see `MAX_STREAK_SOLO`), and whether the runtime shuts down: a due
+/// timer waits at most this many dispatches (plus the running process's time
+/// slice) however busy the worker is. Between two such looks the only cost is
+/// the dispatch counter (`WorkerShared::ticks`, which thieves read as the
+/// worker's progress, and which also measures the streak); at a look, one load of
+/// each worker's earliest deadline, and the clock only if one is set. A power of
+/// two, so that the test is a mask. (Tokio polls its timer driver every 61
+/// ticks; Go checks timers on every scheduling round.)
+const GLOBAL_CHECK: u32 = 64;
+const _: () = assert!(GLOBAL_CHECK.is_power_of_two());
 
 impl WorkerLocal {
-    /// Work this worker can get without searching others.
+    /// Work this worker can get without searching others (`None` also once the
+    /// runtime shuts down, seen at the periodic look).
     #[inline(always)]
     pub(super) fn find_local(&self) -> Option<Task> {
-        // A countdown rather than a modulo: no multiply on the hand-off path.
-        let tick = self.tick.get();
-        if tick == 0 {
-            self.tick.set(GLOBAL_CHECK - 1);
+        // One counter for the periodic look, the streak and the thieves' view of
+        // this worker's progress: one load and one store per dispatch.
+        let ticks = &self.me().ticks;
+        let n = ticks.load(Ordering::Relaxed).wrapping_add(1);
+        ticks.store(n, Ordering::Relaxed);
+        if n & (GLOBAL_CHECK - 1) == 0 {
+            if self.shared().shutdown.load(Ordering::Relaxed) {
+                return None;
+            }
             // The streak goes on: only serving the queue ends it.
             if let Some(t) = self.periodic() {
                 return Some(t);
             }
-        } else {
-            self.tick.set(tick - 1);
         }
-        let mut streak = self.streak.get();
-        if streak >= self.max_streak {
-            // The streak is spent: what waits goes first, in order, and the next
-            // slot's process goes behind it (tokio caps its LIFO slot the same
-            // way). Two processes handing off to each other so never keep a
-            // queued one waiting for more than `max_streak` runs.
-            let t = self.pop_waiting();
-            if let Some(t) = t {
-                self.streak.set(0);
-                if let Some(n) = self.take_next(self.index) {
-                    self.push_back(n);
-                }
+        if n.wrapping_sub(self.streak_start.get()) > self.max_streak {
+            if let Some(t) = self.end_streak(n) {
                 return Some(t);
             }
-            // Nothing waits: a new streak (and no look at the queue for as long).
-            streak = 0;
         }
         if let Some(t) = self.take_next(self.index) {
-            self.streak.set(streak + 1);
             return Some(t);
         }
         if let Some(t) = self.pop_waiting() {
-            self.streak.set(0);
+            self.streak_start.set(n);
             return Some(t);
         }
         self.run_timers(self.index, true)
             .or_else(|| self.steal_global())
+    }
+
+    /// The streak is spent (`max_streak` dispatches since it began): what waits
+    /// goes first, in order, and the next slot's process goes behind it (tokio
+    /// caps its LIFO slot the same way). Two processes handing off to each other
+    /// so never keep a queued one waiting for more than `max_streak` runs. If
+    /// nothing waits, a new streak begins (and no look at the queue for as long).
+    #[cold]
+    #[inline(never)]
+    fn end_streak(&self, n: u32) -> Option<Task> {
+        self.streak_start.set(n);
+        let t = self.pop_waiting()?;
+        if let Some(next) = self.take_next(self.index) {
+            self.push_back(next);
+        }
+        Some(t)
+    }
+
+    /// Ends the streak now: the next dispatch serves what waits first (see
+    /// `end_streak`).
+    #[inline]
+    pub(super) fn spend_streak(&self) {
+        let n = self.me().ticks.load(Ordering::Relaxed);
+        self.streak_start.set(n.wrapping_sub(self.max_streak));
     }
 
     /// What a busy worker looks at every `GLOBAL_CHECK` dispatches, before its
@@ -124,20 +142,9 @@ impl WorkerLocal {
     /// # Safety
     /// The caller holds `t`.
     pub(super) unsafe fn run(&self, mut t: Task) {
-        let sh = self.shared();
-        let ticks = &self.me().ticks;
         loop {
-            if !self.solo {
-                ticks.store(
-                    ticks.load(Ordering::Relaxed).wrapping_add(1),
-                    Ordering::Relaxed,
-                );
-            }
             // SAFETY: we hold `t` (the caller's, or one `find_local` gave us).
             unsafe { self.run_one(t) };
-            if sh.shutdown.load(Ordering::Relaxed) {
-                return;
-            }
             match self.find_local() {
                 Some(n) => t = n,
                 None => return,
@@ -170,6 +177,23 @@ impl WorkerLocal {
             // SAFETY: the coroutine was initialised at spawn and is not finished.
             let r = unsafe { (*proc.coro.get()).assume_init_mut().resume(()) };
             set_not_running();
+            // The common request first (a blocking channel operation parks
+            // releasing its lock; LLVM may still fold this test into the jump
+            // table of the match below, as it did when measured). The process
+            // holds a lock every unparker must take, so nobody can
+            // race this park: plain stores, then the release publishes them.
+            if let CoroutineResult::Yield(Req::ParkRelease(release, data)) = r {
+                let parked = proc.state.park_sole_uncontended();
+                // SAFETY: `Park::park_releasing`'s contract: called once, while
+                // the process is suspended; it does not touch the process's
+                // stack after the store that lets others resume it.
+                unsafe { release(data) };
+                if parked {
+                    // From the release on someone else owns it: do not touch it.
+                    return;
+                }
+                continue;
+            }
             match r {
                 CoroutineResult::Return(()) => {
                     // SAFETY: the process finished on this worker; we own it.
@@ -182,9 +206,10 @@ impl WorkerLocal {
                         // timers and the global queue are still looked at every
                         // `GLOBAL_CHECK` (through `find_local`, which runs the
                         // yielder again if they hold nothing).
-                        let tick = self.tick.get();
-                        if tick != 0 {
-                            self.tick.set(tick - 1);
+                        let ticks = &self.me().ticks;
+                        let n = ticks.load(Ordering::Relaxed).wrapping_add(1);
+                        if n & (GLOBAL_CHECK - 1) != 0 {
+                            ticks.store(n, Ordering::Relaxed);
                             continue;
                         }
                         self.push_yielded(t);
@@ -206,20 +231,8 @@ impl WorkerLocal {
                     true => return,
                     false => continue,
                 },
-                // The process holds a lock every unparker must take, so nobody can
-                // race this park: plain stores, then the release publishes them.
-                CoroutineResult::Yield(Req::ParkRelease(release, data)) => {
-                    let parked = proc.state.park_sole_uncontended();
-                    // SAFETY: `Park::park_releasing`'s contract: called once, while
-                    // the process is suspended; it does not touch the process's
-                    // stack after the store that lets others resume it.
-                    unsafe { release(data) };
-                    match parked {
-                        // From the release on someone else owns it: do not touch it.
-                        true => return,
-                        false => continue,
-                    }
-                }
+                // Taken above.
+                CoroutineResult::Yield(Req::ParkRelease(..)) => unreachable!(),
                 CoroutineResult::Yield(Req::ParkUntil(d)) => {
                     // From a `true` on someone else owns it: do not touch it.
                     match self.me().timers.park_until(t, d, self.index) {

@@ -100,7 +100,7 @@ impl WorkerLocal {
     pub(super) fn steal_others(&self) -> Option<Task> {
         let sh = self.shared();
         let n = sh.workers.len();
-        let start = self.tick.get() as usize;
+        let start = self.me().ticks.load(Ordering::Relaxed) as usize;
         for k in 1..n {
             let v = (self.index + start + k) % n;
             if v == self.index {
