@@ -170,14 +170,47 @@ fn parse_schedule(s: &str) -> Result<Vec<Choice>, String> {
 
 /// Follows a schedule; `strict`: a choice that is not enabled is a determinism
 /// failure (else it is skipped). After the schedule: the first enabled choice.
+/// With `expect` (the enabled sets of the execution being replayed), every
+/// step's enabled set must be the same as there: the determinism check.
 struct Replay {
     s: Vec<Choice>,
     at: usize,
     strict: bool,
+    expect: Option<exec::EnSets>,
+}
+
+impl Replay {
+    fn new(s: Vec<Choice>, strict: bool) -> Self {
+        Replay {
+            s,
+            at: 0,
+            strict,
+            expect: None,
+        }
+    }
+}
+
+/// A set of choices as schedule elements: `[0, 2, t1]`.
+fn choices_string(en: &[Choice]) -> String {
+    format!("[{}]", schedule_string(en).replace('.', ", "))
 }
 
 impl Strategy for Replay {
     fn choose(&mut self, step: usize, en: &[Choice], _ex: &Exec) -> Result<Choice, End> {
+        if let Some(first) = self.expect.as_mut().and_then(|e| e.at(step)) {
+            let mut now = en.to_vec();
+            now.sort_unstable();
+            if now != first {
+                return Err(End::Nondeterministic(format!(
+                    "at step {step} the enabled set was {} on the first run and {} on replay \
+                     (the network depends on something outside hoare that changed between \
+                     the runs: a static or global counter, the real clock, `HashMap` \
+                     iteration order, a random number)",
+                    choices_string(&first),
+                    choices_string(&now)
+                )));
+            }
+        }
         while let Some(&c) = self.s.get(self.at) {
             self.at += 1;
             if en.contains(&c) {
@@ -322,9 +355,12 @@ impl Watch {
         }
     }
 
+    /// A step: a plain store, not a read-modify-write (only this thread
+    /// writes the count; the watchdog only reads it).
     #[inline]
     pub(crate) fn step(&self) {
-        self.steps.fetch_add(1, Ordering::Relaxed);
+        let n = self.steps.load(Ordering::Relaxed);
+        self.steps.store(n.wrapping_add(1), Ordering::Relaxed);
     }
 }
 
@@ -725,29 +761,31 @@ impl Builder {
     /// When the `HOARE_CHECK` environment variable is set to a value outside
     /// the grammar of [`apply_spec`](Self::apply_spec) (the message names the
     /// variable and what is wrong: a bad value is never ignored).
+    #[track_caller]
     pub fn try_run<F, R>(&self, f: F) -> Result<Stats, Report>
     where
         F: Fn() -> R,
     {
+        let site = Location::caller();
         if let Some(spec) = std::env::var_os("HOARE_CHECK") {
             let spec = spec.to_string_lossy();
             let b = self
                 .clone()
                 .apply_spec(&spec)
                 .unwrap_or_else(|e| panic!("hoare::check: bad HOARE_CHECK={spec:?}: {e}"));
-            return b.try_run_here(f);
+            return b.try_run_here(f, site);
         }
-        self.try_run_here(f)
+        self.try_run_here(f, site)
     }
 
-    fn try_run_here<F, R>(&self, f: F) -> Result<Stats, Report>
+    fn try_run_here<F, R>(&self, f: F, site: &'static Location<'static>) -> Result<Stats, Report>
     where
         F: Fn() -> R,
     {
         let root = move || {
             let _ = f();
         };
-        let root: &dyn Fn() = &root;
+        let root = exec::Root { f: &root, site };
         let t0 = Instant::now();
         let stacks = RefCell::new(Vec::new());
         let names = RefCell::new(Names::default());
@@ -771,41 +809,49 @@ impl Builder {
             stats.steps += ex.schedule.borrow().len() as u64;
             (ex, end)
         };
-        let fail = |ex: &Exec, end: &End, stats: &mut Stats| -> Option<Report> {
-            let kind = match end {
+        // A failing execution is replayed (recorded, for the report) before
+        // it is reported, and the replay must meet the same enabled set at
+        // every step: a network that depends on something outside hoare is
+        // reported as not deterministic, not as failing. Returns the report
+        // and how the replay ended.
+        let fail = |ex: &Exec, end: &End, stats: &mut Stats| -> Option<(Report, End)> {
+            match end {
                 End::Complete | End::Pruned => return None,
                 End::StepLimit if self.max_steps.is_some() => {
                     stats.cut += 1;
                     return None;
                 }
-                _ => report::kind_of(end),
-            };
-            let _ = kind;
-            if ex.record {
-                return Some(report::build(ex, end));
+                _ => {}
             }
-            // Not recorded (random, PCT): replay the schedule with recording.
             let again = Exec::new(&stacks, &names, self.stack_size, true);
-            let mut st = Replay {
-                s: ex.schedule.borrow().clone(),
-                at: 0,
-                strict: true,
-            };
-            let e = again.run(root, &mut st, self.quiescent, limit, &watch);
+            let mut st = Replay::new(ex.schedule.borrow().clone(), true);
+            st.expect = Some(exec::EnSets::new(ex.log.borrow().clone(), self.quiescent));
+            let mut e = again.run(root, &mut st, self.quiescent, limit, &watch);
+            if !matches!(e, End::Nondeterministic(_)) && report::kind_of(&e) != report::kind_of(end)
+            {
+                e = End::Nondeterministic(format!(
+                    "the first run ended in {:?} after {} steps, the replay of its schedule in {:?} \
+                     after {}",
+                    report::kind_of(end),
+                    ex.schedule.borrow().len(),
+                    report::kind_of(&e),
+                    again.schedule.borrow().len()
+                ));
+            }
             let r = report::build(&again, &e);
             again.teardown(self.unwind);
-            Some(r)
+            Some((r, e))
         };
         if let Some(s) = replay {
             let sched = parse_schedule(&s).unwrap_or_else(|e| panic!("{e}"));
-            let mut st = Replay {
-                s: sched,
-                at: 0,
-                strict: true,
-            };
+            let mut st = Replay::new(sched, true);
             let (ex, end) = run_one(&mut st, &mut stats, true);
             stats.executions = 1;
-            let r = fail(&ex, &end, &mut stats);
+            let r = match end {
+                // The replay itself found the schedule's choices not enabled.
+                End::Nondeterministic(_) => Some(report::build(&ex, &end)),
+                _ => fail(&ex, &end, &mut stats).map(|(r, _)| r),
+            };
             ex.teardown(self.unwind);
             stats.elapsed = t0.elapsed();
             return match r {
@@ -827,10 +873,10 @@ impl Builder {
                     } else {
                         stats.executions += 1;
                     }
-                    if let Some(r) = fail(&ex, &end, &mut stats) {
+                    if let Some((r, e)) = fail(&ex, &end, &mut stats) {
                         let s = ex.schedule.borrow().clone();
                         ex.teardown(self.unwind);
-                        found = Some((r, s, end));
+                        found = Some((r, s, e));
                         break;
                     }
                     let nprocs = ex.procs.borrow().len();
@@ -861,10 +907,10 @@ impl Builder {
                     };
                     stats.executions += 1;
                     len = len.max(ex.schedule.borrow().len());
-                    if let Some(r) = fail(&ex, &end, &mut stats) {
+                    if let Some((r, e)) = fail(&ex, &end, &mut stats) {
                         let s = ex.schedule.borrow().clone();
                         ex.teardown(self.unwind);
-                        found = Some((r, s, end));
+                        found = Some((r, s, e));
                         break;
                     }
                     ex.teardown(self.unwind);
@@ -891,7 +937,7 @@ impl Builder {
         mut best: Report,
         mut sched: Vec<Choice>,
         end: &End,
-        root: &dyn Fn(),
+        root: exec::Root<'_>,
         (stacks, names): (&RefCell<Vec<DefaultStack>>, &RefCell<Names>),
         watch: &Watch,
     ) -> Report {
@@ -906,11 +952,7 @@ impl Builder {
             let mut cand = sched.clone();
             cand.remove(i);
             let ex = Exec::new(stacks, names, self.stack_size, true);
-            let mut st = Replay {
-                s: cand,
-                at: 0,
-                strict: false,
-            };
+            let mut st = Replay::new(cand, false);
             let e = ex.run(root, &mut st, self.quiescent, limit, watch);
             let same = !matches!(e, End::Complete | End::Pruned | End::Nondeterministic(_))
                 && report::kind_of(&e) == kind
@@ -955,7 +997,7 @@ pub(crate) unsafe fn spawn(
 /// A process of the check ends: its exit is a step (touching its join slot and
 /// its scope), and a panic is recorded as the execution's failure.
 pub(crate) fn exit(slot: usize, scope: usize, panic: Option<&crate::ProcessError>) {
-    use hoare_core::step::{Class, Obj, Op, OpKind};
+    use hoare_core::step::{Class, Obj, Objs, Op, OpKind};
     let ex = exec::current();
     if ex.is_null() {
         return;
@@ -964,12 +1006,12 @@ pub(crate) fn exit(slot: usize, scope: usize, panic: Option<&crate::ProcessError
     // address only when the id is not known.
     let _ = slot;
     let me = exec::current_proc().unwrap_or(0) as usize;
-    let mut objs = vec![Obj {
+    let mut objs = Objs::one(Obj {
         addr: me,
         class: Class::Join,
         access: Access::Other,
         info: None,
-    }];
+    });
     if scope != 0 {
         // Counting a scope down commutes with other count-downs (only the
         // owner's wait, a join step on the scope, conflicts with them).
