@@ -274,6 +274,9 @@ pub(crate) enum End {
 pub(crate) struct Names {
     ids: FxMap<Key, u32>,
     class: Vec<Class>,
+    /// The length of the last execution (the next one's buffers start that
+    /// large).
+    hint: usize,
 }
 
 impl Names {
@@ -479,21 +482,26 @@ impl Exec {
         record: bool,
     ) -> Self {
         let base = Instant::now();
+        let hint = names.borrow().hint.min(1 << 20);
         Exec {
             procs: RefCell::new(Vec::new()),
             now: Cell::new(base),
             base,
             woken: RefCell::new(Vec::new()),
             ready: RefCell::new(ReadySet::default()),
-            log: RefCell::new(EnLog::default()),
+            log: RefCell::new(EnLog {
+                deltas: Vec::with_capacity(3 * hint),
+                marks: Vec::with_capacity(hint + 1),
+            }),
             timers: RefCell::new(BTreeSet::new()),
             alts_on: RefCell::new(FxMap::default()),
             made: RefCell::new(FxMap::default()),
             names,
             shown: RefCell::new(FxMap::default()),
             obj_info: RefCell::new(Vec::new()),
-            trace: RefCell::new(Vec::new()),
-            schedule: RefCell::new(Vec::new()),
+            // Sized as the last execution of the check: no regrowth per step.
+            trace: RefCell::new(Vec::with_capacity(if record { hint } else { 0 })),
+            schedule: RefCell::new(Vec::with_capacity(hint)),
             panic: RefCell::new(None),
             root_done: Cell::new(false),
             running: Cell::new(u32::MAX),
@@ -569,19 +577,23 @@ impl Exec {
 
     /// The accesses of `op`, object ids assigned.
     pub(crate) fn op_acc(&self, op: &Op) -> Vec<(u32, Access)> {
-        op.objs
-            .iter()
-            .map(|o| {
-                let id = self.obj(Key::Obj(o.class, o.addr), o.class);
-                if let Some(i) = o.info {
-                    let mut infos = self.obj_info.borrow_mut();
-                    if infos[id as usize].is_none() {
-                        infos[id as usize] = Some(i);
-                    }
+        let mut v = Vec::with_capacity(op.objs.len());
+        self.op_acc_into(op, &mut v);
+        v
+    }
+
+    /// The accesses of `op`, appended to `out` (no allocation of its own).
+    fn op_acc_into(&self, op: &Op, out: &mut Vec<(u32, Access)>) {
+        out.extend(op.objs.iter().map(|o| {
+            let id = self.obj(Key::Obj(o.class, o.addr), o.class);
+            if let Some(i) = o.info {
+                let mut infos = self.obj_info.borrow_mut();
+                if infos[id as usize].is_none() {
+                    infos[id as usize] = Some(i);
                 }
-                (id, o.access)
-            })
-            .collect()
+            }
+            (id, o.access)
+        }));
     }
 
     /// Creates a process (started at the end of the step).
@@ -892,23 +904,26 @@ impl Exec {
                     .borrow_mut()
                     .take()
                     .expect("a ready process has an operation");
-                let mut acc = self.op_acc(&op);
+                let mut acc = std::mem::take(&mut *self.cur_acc.borrow_mut());
+                self.op_acc_into(&op, &mut acc);
                 // Any step on a channel of a blocked alt touches that alt's wait.
                 {
                     let m = self.alts_on.borrow();
-                    let mut extra = Vec::new();
-                    for (o, _) in &acc {
-                        if let Some(v) = m.get(o) {
-                            for &x in v {
-                                if x != p {
-                                    extra.push(x);
+                    if !m.is_empty() {
+                        let mut extra = Vec::new();
+                        for (o, _) in &acc {
+                            if let Some(v) = m.get(o) {
+                                for &x in v {
+                                    if x != p {
+                                        extra.push(x);
+                                    }
                                 }
                             }
                         }
-                    }
-                    drop(m);
-                    for x in extra {
-                        acc.push((self.obj(Key::Wait(x), Class::Join), Access::Other));
+                        drop(m);
+                        for x in extra {
+                            acc.push((self.obj(Key::Wait(x), Class::Join), Access::Other));
+                        }
                     }
                 }
                 if op.objs.iter().any(|o| o.class == Class::Clock) {
@@ -943,7 +958,8 @@ impl Exec {
             }
         };
         self.drain();
-        let woke = std::mem::take(&mut *self.cur_woke.borrow_mut());
+        // A copy: the buffer keeps its capacity for the next step.
+        let woke = self.cur_woke.borrow().clone();
         let disabled = woke
             .iter()
             .copied()
@@ -1096,6 +1112,8 @@ impl Exec {
     /// frames and headers leaked: a leaked object may still hold an unparker
     /// pointing at a header).
     pub(crate) fn teardown(&self, unwind: bool) {
+        // SAFETY: the names outlive every execution of the check.
+        unsafe { (*self.names).borrow_mut().hint = self.schedule.borrow().len() + 16 };
         hstep::set_virtual_now(None);
         hstep::set_steps(hstep::Steps::Off);
         let procs: Vec<*const CProc> = self
