@@ -170,6 +170,45 @@ fn two_writers_on_any2one_both_orders_observed() {
     assert_eq!(seen.into_inner().unwrap(), BTreeSet::from([(1, 2), (2, 1)]));
 }
 
+/// Delay-bounded search: with no delay, the one round-robin schedule; with
+/// one, the other writer can go first; with a bound larger than any schedule
+/// needs, every schedule (complete). The 5-philosopher deadlock needs few
+/// deviations from round-robin; the fixed college has none within 2.
+///
+/// Fails (one order with a bound of 1) when `Delay::next` does not move to
+/// the next choice within the bound.
+#[test]
+fn delay_bounded_search_explores_schedules_within_the_bound() {
+    let writers = |seen: &Mutex<BTreeSet<(u32, u32)>>| {
+        let (tx, rx) = hoare::any2one::<u32>();
+        let tx2 = tx.clone();
+        let a = hoare::spawn(move || tx.send(1).unwrap());
+        let b = hoare::spawn(move || tx2.send(2).unwrap());
+        let got = (rx.recv().unwrap(), rx.recv().unwrap());
+        seen.lock().unwrap().insert(got);
+        a.join().unwrap();
+        b.join().unwrap();
+    };
+    let seen = Mutex::new(BTreeSet::new());
+    let s = Builder::new().delay_bound(0).run(|| writers(&seen));
+    assert_eq!((s.executions(), s.complete()), (1, false));
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    let seen = Mutex::new(BTreeSet::new());
+    let s1 = Builder::new().delay_bound(1).run(|| writers(&seen));
+    assert!(s1.executions() > 1);
+    assert_eq!(seen.into_inner().unwrap(), BTreeSet::from([(1, 2), (2, 1)]));
+    let seen = Mutex::new(BTreeSet::new());
+    let all = Builder::new().delay_bound(100).run(|| writers(&seen));
+    assert!(all.complete() && all.executions() > s1.executions());
+    let r = Builder::new()
+        .delay_bound(3)
+        .try_run(|| college(5, 1, false))
+        .unwrap_err();
+    assert_eq!(r.kind(), ReportKind::Deadlock, "{r}");
+    let s = Builder::new().delay_bound(2).run(|| college(2, 1, true));
+    assert!(s.executions() > 1);
+}
+
 /// An alt over two channels whose senders both arrive after it blocked: either
 /// may be chosen. (Quiescent time: the root's sleep ends only once the alt has
 /// blocked, and only then are the senders let go.)
@@ -870,7 +909,16 @@ fn hoare_check_environment_overrides_the_builder() {
     let (ok, out) = child("exhaustive,max_time=30s");
     assert!(ok, "{out}");
     assert!(out.contains("executions=2 complete=true"), "{out}");
-    for bad in ["random:lots", "rand:5", "exhaustive,sed=3", "pct:3"] {
+    let (ok, out) = child("delay:0");
+    assert!(ok, "{out}");
+    assert!(out.contains("executions=1 complete=false"), "{out}");
+    for bad in [
+        "random:lots",
+        "rand:5",
+        "exhaustive,sed=3",
+        "pct:3",
+        "delay:x",
+    ] {
         let (ok, out) = child(bad);
         assert!(!ok, "{bad}: {out}");
         assert!(out.contains("bad HOARE_CHECK="), "{bad}: {out}");

@@ -33,7 +33,9 @@
 //!   step that disables a due timeout races with it). Objects are identified in
 //!   order of first appearance within an execution, never by address.
 //! * **Random** ([`Builder::random`]) and **PCT** ([`Builder::pct`], Burckhardt
-//!   et al., ASPLOS 2010) for networks too big to exhaust.
+//!   et al., ASPLOS 2010) for networks too big to exhaust, and **delay-bounded**
+//!   search ([`Builder::delay_bound`], Emmi et al., POPL 2011): every schedule
+//!   within `d` deviations from a deterministic round-robin one.
 //! * **Replay** ([`Builder::replay`], or `HOARE_CHECK_REPLAY=<schedule>`): runs
 //!   the one execution of a report's schedule, checking on the way that the
 //!   network is deterministic (the same choices are enabled).
@@ -316,6 +318,91 @@ impl Strategy for Pct {
     }
 }
 
+/// Delay-bounded search (Emmi, Qadeer and Rakamarić, POPL 2011): a
+/// deterministic round-robin scheduler (it runs the process it ran last for
+/// as long as that process is enabled, else the next enabled one in index
+/// order, cyclically), and every schedule that deviates from it at most
+/// `bound` times. Taking the `k`-th enabled choice after the scheduler's own
+/// (in its cyclic order) costs `k` delays. Stateless: each execution replays
+/// the previous one's choices up to the deepest step where one more delay is
+/// still within the bound, and takes the next choice there.
+struct Delay {
+    bound: u32,
+    /// The current execution's choices: (index in the cyclic order, how many
+    /// choices were enabled).
+    path: Vec<(u32, u32)>,
+    /// The process the scheduler runs.
+    cur: u32,
+    /// Whether a schedule was left out for exceeding the bound (the search
+    /// is then not complete).
+    cut: bool,
+    ord: Vec<Choice>,
+}
+
+impl Delay {
+    fn new(bound: u32) -> Self {
+        Delay {
+            bound,
+            path: Vec::new(),
+            cur: 0,
+            cut: false,
+            ord: Vec::new(),
+        }
+    }
+
+    /// After an execution of `len` steps: moves to the next schedule within
+    /// the bound. `false`: none is left.
+    fn next(&mut self, len: usize) -> bool {
+        self.path.truncate(len);
+        let mut used: u32 = self.path.iter().map(|&(k, _)| k).sum();
+        while let Some((k, n)) = self.path.pop() {
+            used -= k;
+            if k + 1 < n {
+                if used + k < self.bound {
+                    self.path.push((k + 1, n));
+                    return true;
+                }
+                self.cut = true;
+            }
+        }
+        false
+    }
+}
+
+impl Strategy for Delay {
+    fn choose(&mut self, step: usize, en: &[Choice], _ex: &Exec) -> Result<Choice, End> {
+        if step == 0 {
+            self.cur = 0;
+        }
+        // The scheduler's cyclic order from the process it runs (a process's
+        // step before its timeout).
+        let cur = self.cur;
+        self.ord.clear();
+        self.ord.extend_from_slice(en);
+        self.ord.sort_unstable_by_key(|&c| match c {
+            Choice::Run(p) => (p.wrapping_sub(cur), 0),
+            Choice::Fire(p) => (p.wrapping_sub(cur), 1),
+        });
+        let n = en.len() as u32;
+        let k = match self.path.get(step) {
+            Some(&(k, m)) if m == n => k,
+            Some(&(_, m)) => {
+                return Err(End::Nondeterministic(format!(
+                    "step {step}: {n} choices enabled, {m} in the execution before"
+                )))
+            }
+            None => {
+                self.path.push((0, n));
+                0
+            }
+        };
+        let c = self.ord[k as usize];
+        let (Choice::Run(p) | Choice::Fire(p)) = c;
+        self.cur = p;
+        Ok(c)
+    }
+}
+
 /// Counts steps for the watchdog, which reports a process that runs for too long
 /// without an operation (it blocks outside hoare, or loops without one).
 pub(crate) struct Watch {
@@ -379,6 +466,7 @@ enum Mode {
     Exhaustive,
     Random(u64),
     Pct(u32, u64),
+    Delay(u32),
 }
 
 /// The default step limit per execution (see [`Builder::max_steps`]).
@@ -544,6 +632,27 @@ impl Builder {
         self.mode = Mode::Pct(depth, executions);
         self
     }
+    /// Delay-bounded search (Emmi, Qadeer and Rakamarić, POPL 2011): every
+    /// schedule that deviates at most `delays` times from a deterministic
+    /// round-robin scheduler (which runs the process it ran last while that
+    /// process can act, else the next one that can in index order,
+    /// cyclically; taking the `k`-th choice after the scheduler's own costs
+    /// `k` delays). Systematic like [`exhaustive`](Self::exhaustive) but
+    /// without its reduction, and bounded: bugs that need few deviations from
+    /// an ordinary schedule are found in few executions. [`Stats::complete`]
+    /// is true only when no schedule was left out for the bound.
+    ///
+    /// ```
+    /// use hoare_runtime::check::Builder;
+    /// let none = Builder::new().delay_bound(0).run(|| hoare_runtime::par2(|| 1, || 2));
+    /// assert_eq!(none.executions(), 1);
+    /// let more = Builder::new().delay_bound(2).run(|| hoare_runtime::par2(|| 1, || 2));
+    /// assert!(more.executions() > 1);
+    /// ```
+    pub fn delay_bound(mut self, delays: u32) -> Self {
+        self.mode = Mode::Delay(delays);
+        self
+    }
     /// The seed of random and PCT modes (default 0).
     ///
     /// ```
@@ -673,12 +782,13 @@ impl Builder {
     ///
     /// ```text
     /// spec   := [mode] ("," option)*
-    /// mode   := "exhaustive" | "random:" N | "pct:" DEPTH ":" N
+    /// mode   := "exhaustive" | "random:" N | "pct:" DEPTH ":" N | "delay:" D
     /// option := "seed=" N | "max_steps=" N | "max_time=" SECONDS ("s" | "ms")?
     ///         | "quiescent" | "racing"
     /// ```
     ///
-    /// e.g. `HOARE_CHECK=random:1000,seed=7`, `pct:3:500`, `exhaustive,max_time=60`.
+    /// e.g. `HOARE_CHECK=random:1000,seed=7`, `pct:3:500`, `delay:2`,
+    /// `exhaustive,max_time=60`.
     /// An empty value changes nothing.
     ///
     /// # Errors
@@ -709,6 +819,7 @@ impl Builder {
                 ("pct", [d, n]) if i == 0 => {
                     self.mode = Mode::Pct(num("pct depth", d)?, num("pct executions", n)?)
                 }
+                ("delay", [d]) if i == 0 => self.mode = Mode::Delay(num("delay", d)?),
                 ("quiescent", []) => self.quiescent = true,
                 ("racing", []) => self.quiescent = false,
                 (opt, []) if opt.contains('=') => {
@@ -732,12 +843,10 @@ impl Builder {
                         _ => return Err(format!("unknown option {k:?}")),
                     }
                 }
-                _ => {
-                    return Err(format!(
-                        "{part:?} is not a mode (exhaustive, random:N, pct:DEPTH:N, first) \
+                _ => return Err(format!(
+                    "{part:?} is not a mode (exhaustive, random:N, pct:DEPTH:N, delay:D, first) \
                          or an option (seed=N, max_steps=N, max_time=SECONDS, quiescent, racing)"
-                    ))
-                }
+                )),
             }
         }
         Ok(self)
@@ -888,6 +997,28 @@ impl Builder {
                     ex.teardown(self.unwind);
                     if !more {
                         stats.complete = stats.cut == 0;
+                        break;
+                    }
+                    if out_of_time(&stats) {
+                        break;
+                    }
+                }
+            }
+            Mode::Delay(bound) => {
+                let mut st = Delay::new(bound);
+                loop {
+                    let (ex, end) = run_one(&mut st, &mut stats, false);
+                    stats.executions += 1;
+                    if let Some((r, e)) = fail(&ex, &end, &mut stats) {
+                        let s = ex.schedule.borrow().clone();
+                        ex.teardown(self.unwind);
+                        found = Some((r, s, e));
+                        break;
+                    }
+                    let len = ex.schedule.borrow().len();
+                    ex.teardown(self.unwind);
+                    if !st.next(len) {
+                        stats.complete = !st.cut && stats.cut == 0;
                         break;
                     }
                     if out_of_time(&stats) {
