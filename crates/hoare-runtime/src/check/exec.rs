@@ -435,7 +435,7 @@ impl EnSets {
             }
         }
         let mut v: Vec<Choice> = self.ready.iter().map(|&p| Choice::Run(p)).collect();
-        if !(self.quiescent && !self.ready.is_empty()) {
+        if !self.quiescent || self.ready.is_empty() {
             if let Some(&(d0, _)) = self.timers.iter().next() {
                 v.extend(
                     self.timers
