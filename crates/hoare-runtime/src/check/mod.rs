@@ -843,10 +843,12 @@ impl Builder {
                         _ => return Err(format!("unknown option {k:?}")),
                     }
                 }
-                _ => return Err(format!(
+                _ => {
+                    return Err(format!(
                     "{part:?} is not a mode (exhaustive, random:N, pct:DEPTH:N, delay:D, first) \
                          or an option (seed=N, max_steps=N, max_time=SECONDS, quiescent, racing)"
-                )),
+                ))
+                }
             }
         }
         Ok(self)
@@ -932,9 +934,13 @@ impl Builder {
                 }
                 _ => {}
             }
-            let again = Exec::new(&stacks, &names, self.stack_size, true);
             let mut st = Replay::new(ex.schedule.borrow().clone(), true);
             st.expect = Some(exec::EnSets::new(ex.log.borrow().clone(), self.quiescent));
+            // One execution at a time: the first one's leftover processes go
+            // before the replay runs the network again (the caller's later
+            // teardown then finds nothing left).
+            ex.teardown(self.unwind);
+            let again = Exec::new(&stacks, &names, self.stack_size, true);
             let mut e = again.run(root, &mut st, self.quiescent, limit, &watch);
             if !matches!(e, End::Nondeterministic(_)) && report::kind_of(&e) != report::kind_of(end)
             {
