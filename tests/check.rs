@@ -139,6 +139,12 @@ fn pipeline_of_5_stages_and_5_messages_explores_2_to_the_children() {
             let s = Builder::new().exhaustive().run(|| pipeline(w, 5, msgs));
             assert!(s.complete());
             assert_eq!(s.executions(), n, "{w:?}, {msgs} messages");
+            eprintln!(
+                "pipeline 5x{msgs}, {w:?}: {} executions + {} pruned = {}",
+                s.executions(),
+                s.pruned(),
+                s.executions() + s.pruned()
+            );
         }
     }
 }
@@ -162,6 +168,45 @@ fn two_writers_on_any2one_both_orders_observed() {
     });
     assert!(s.complete());
     assert_eq!(seen.into_inner().unwrap(), BTreeSet::from([(1, 2), (2, 1)]));
+}
+
+/// Delay-bounded search: with no delay, the one round-robin schedule; with
+/// one, the other writer can go first; with a bound larger than any schedule
+/// needs, every schedule (complete). The 5-philosopher deadlock needs few
+/// deviations from round-robin; the fixed college has none within 2.
+///
+/// Fails (one order with a bound of 1) when `Delay::next` does not move to
+/// the next choice within the bound.
+#[test]
+fn delay_bounded_search_explores_schedules_within_the_bound() {
+    let writers = |seen: &Mutex<BTreeSet<(u32, u32)>>| {
+        let (tx, rx) = hoare::any2one::<u32>();
+        let tx2 = tx.clone();
+        let a = hoare::spawn(move || tx.send(1).unwrap());
+        let b = hoare::spawn(move || tx2.send(2).unwrap());
+        let got = (rx.recv().unwrap(), rx.recv().unwrap());
+        seen.lock().unwrap().insert(got);
+        a.join().unwrap();
+        b.join().unwrap();
+    };
+    let seen = Mutex::new(BTreeSet::new());
+    let s = Builder::new().delay_bound(0).run(|| writers(&seen));
+    assert_eq!((s.executions(), s.complete()), (1, false));
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    let seen = Mutex::new(BTreeSet::new());
+    let s1 = Builder::new().delay_bound(1).run(|| writers(&seen));
+    assert!(s1.executions() > 1);
+    assert_eq!(seen.into_inner().unwrap(), BTreeSet::from([(1, 2), (2, 1)]));
+    let seen = Mutex::new(BTreeSet::new());
+    let all = Builder::new().delay_bound(100).run(|| writers(&seen));
+    assert!(all.complete() && all.executions() > s1.executions());
+    let r = Builder::new()
+        .delay_bound(3)
+        .try_run(|| college(5, 1, false))
+        .unwrap_err();
+    assert_eq!(r.kind(), ReportKind::Deadlock, "{r}");
+    let s = Builder::new().delay_bound(2).run(|| college(2, 1, true));
+    assert!(s.executions() > 1);
 }
 
 /// An alt over two channels whose senders both arrive after it blocked: either
@@ -345,21 +390,16 @@ fn timeout_race_deadlock_is_found_with_racing_time() {
     assert!(s.complete());
 }
 
-/// Replaying a report's schedule reproduces the identical report.
+/// Replaying a report's schedule reproduces the identical report (from the
+/// same call: the report names the root by the line that calls `try_run`).
 ///
 /// Fails when the replay takes the first enabled choice instead of the
 /// schedule's (`Replay::choose` ignores `s`).
 #[test]
 fn replay_reproduces_the_identical_report() {
-    let r = Builder::new()
-        .random(1000)
-        .seed(3)
-        .try_run(|| college(5, 1, false))
-        .unwrap_err();
-    let again = Builder::new()
-        .replay(r.schedule())
-        .try_run(|| college(5, 1, false))
-        .unwrap_err();
+    let check = |b: Builder| b.try_run(|| college(5, 1, false)).unwrap_err();
+    let r = check(Builder::new().random(1000).seed(3));
+    let again = check(Builder::new().replay(r.schedule()));
     assert_eq!(r, again);
     assert_eq!(r.to_string(), again.to_string());
 }
@@ -390,6 +430,75 @@ fn replay_reports_nondeterministic_networks() {
         .try_run(net)
         .unwrap_err();
     assert_eq!(r.kind(), ReportKind::Nondeterminism, "{r}");
+}
+
+/// A network whose *enabled sets* depend on something outside hoare (a
+/// counter that survives executions: one run spawns an extra process, which
+/// the schedule never needs to choose) is reported as not deterministic when
+/// the failure found is replayed, not as the failure: the replay meets the
+/// schedule's every choice enabled, but the enabled set of step 0 differs.
+///
+/// Fails (reported as a deadlock) when the replay does not compare the enabled
+/// sets (`Replay::choose` without its `expect` comparison).
+#[test]
+fn replay_compares_enabled_sets_not_only_choices() {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let net = || {
+        let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (tx, rx) = hoare::one2one::<u32>();
+        let (tx2, rx2) = hoare::one2one::<u32>();
+        if n % 2 == 1 {
+            let _detached = hoare::spawn(move || {
+                let _ = rx2.recv();
+            });
+        }
+        // Nobody sends: a deadlock in every run.
+        let _ = rx.recv();
+        drop((tx, tx2));
+    };
+    for b in [Builder::new().random(1), Builder::new().exhaustive()] {
+        RUNS.store(0, std::sync::atomic::Ordering::Relaxed);
+        let r = b.try_run(net).unwrap_err();
+        assert_eq!(r.kind(), ReportKind::Nondeterminism, "{r}");
+        let t = r.to_string();
+        assert!(
+            t.contains("at step 0 the enabled set was [0] on the first run and [0, 1] on replay"),
+            "{t}"
+        );
+    }
+}
+
+/// Reports name operations and sites as the user wrote them: an extended
+/// receive (`recv_with`) is not called a `try_recv`, and the root process's
+/// spawn site is the user's call to `try_run`, not a line of the checker.
+///
+/// Fails (the trace says `try_recv`) when `recv_with`'s scheduling point
+/// describes itself with `Wait::Try`; fails (the site is in
+/// `src/check/exec.rs`) without `#[track_caller]` on `try_run`.
+#[test]
+fn reports_name_extended_receives_and_the_root_site() {
+    let r = Builder::new()
+        .try_run(|| {
+            let (tx, rx) = hoare::one2one::<u32>();
+            let h = hoare::spawn(move || tx.send(1).unwrap());
+            let v = rx.recv_with(|v| v + 1).unwrap();
+            h.join().unwrap();
+            assert_eq!(v, 3, "the value");
+        })
+        .unwrap_err();
+    let t = r.to_string();
+    assert!(t.contains("extended recv (recv_with)"), "{t}");
+    assert!(!t.contains("try_recv"), "{t}");
+    let line = line!() + 2;
+    let r = Builder::new()
+        .try_run(|| {
+            let (_tx, rx) = hoare::one2one::<u32>();
+            let _ = rx.recv(); // nobody sends: the root deadlocks
+        })
+        .unwrap_err();
+    let t = r.to_string();
+    assert!(t.contains(&format!("tests/check.rs:{line}")), "{t}");
+    assert!(!t.contains("check/exec.rs"), "{t}");
 }
 
 /// Dining philosophers: `n` philosophers, `n` forks as processes (a pick-up and
@@ -800,7 +909,16 @@ fn hoare_check_environment_overrides_the_builder() {
     let (ok, out) = child("exhaustive,max_time=30s");
     assert!(ok, "{out}");
     assert!(out.contains("executions=2 complete=true"), "{out}");
-    for bad in ["random:lots", "rand:5", "exhaustive,sed=3", "pct:3"] {
+    let (ok, out) = child("delay:0");
+    assert!(ok, "{out}");
+    assert!(out.contains("executions=1 complete=false"), "{out}");
+    for bad in [
+        "random:lots",
+        "rand:5",
+        "exhaustive,sed=3",
+        "pct:3",
+        "delay:x",
+    ] {
         let (ok, out) = child(bad);
         assert!(!ok, "{bad}: {out}");
         assert!(out.contains("bad HOARE_CHECK="), "{bad}: {out}");

@@ -145,6 +145,25 @@ fn main() {
             println!("5-philosopher deadlock, {name}: found in {e:.2?}");
         }
     }
+    if arg == "ring-one" {
+        // For callgrind: one random execution of a ring of N processes, HOPS
+        // hops around (instructions per step = the difference of two HOPS over
+        // the difference of their steps).
+        let mut a = std::env::args()
+            .skip(2)
+            .map(|x| x.parse::<u64>().expect("a number"));
+        let (n, hops) = (
+            a.next().unwrap_or(10) as usize,
+            a.next().unwrap_or(100) as u32,
+        );
+        let s = Builder::new()
+            .random(1)
+            .max_steps(u64::MAX)
+            .stack_size(16 * 1024)
+            .watchdog(None)
+            .run(|| ring(n, hops));
+        println!("ring-one {n} {hops}: {} steps", s.steps());
+    }
     if arg == "college-loop" {
         for _ in 0..200 {
             Builder::new().exhaustive().run(|| college(2, 1, true));
@@ -162,9 +181,10 @@ fn main() {
         runs.sort_by_key(|s| s.elapsed());
         let (best, median) = (&runs[0], &runs[3]);
         println!(
-            "fixed college 2x1, exhaustive: {} executions, {} steps; fastest of 7 {:.2?} \
+            "fixed college 2x1, exhaustive: {} executions (+{} pruned), {} steps; fastest of 7 {:.2?} \
              ({:.0} executions/s, {:.0} ns/step), median {:.2?} ({:.0} executions/s)",
             best.executions(),
+            best.pruned(),
             best.steps(),
             best.elapsed(),
             best.executions() as f64 / best.elapsed().as_secs_f64(),

@@ -20,6 +20,21 @@ TEST(Check, PairIsExploredCompletely) {
   EXPECT_GE(s.executions, 1u);
 }
 
+TEST(Check, DelayBoundZeroRunsTheRoundRobinScheduleOnly) {
+  auto pair = [] {
+    auto [tx, rx] = hoare::channel<int>();
+    auto h = hoare::spawn([tx = std::move(tx)]() mutable { tx.send(1); });
+    EXPECT_EQ(rx.recv(), 1);
+    h.join();
+  };
+  auto none = hoare::check::Builder().delay_bound(0).run(pair);
+  EXPECT_EQ(none.executions, 1u);
+  EXPECT_FALSE(none.complete);
+  auto all = hoare::check::Builder().delay_bound(100).run(pair);
+  EXPECT_GT(all.executions, 1u);
+  EXPECT_TRUE(all.complete);
+}
+
 TEST(Check, DeadlockThrowsWithTheReport) {
   std::string report;
   try {

@@ -35,6 +35,7 @@ pub(super) fn check_run(
     b = match opts.mode {
         1 => b.random(opts.executions),
         2 => b.pct(opts.depth, opts.executions),
+        3 => b.delay_bound(opts.depth),
         _ => b.exhaustive(),
     }
     .seed(opts.seed);
@@ -50,10 +51,17 @@ pub(super) fn check_run(
     if opts.quiescent {
         b = b.quiescent_time();
     }
-    let task = std::cell::RefCell::new(&mut task);
+    // Not a `RefCell`: an execution left over (a deadlock, a cut one) is
+    // abandoned inside the call, which would keep such a borrow forever and
+    // fail the next execution (and the replay of a failing one).
+    let task: *mut cxx::UniquePtr<Task> = &mut task;
     let body = || {
         FAILED.with(|f| f.borrow_mut().take());
-        if let Some(t) = task.borrow_mut().as_mut() {
+        // SAFETY: `task` lives until `try_run` returns; the checker runs one
+        // execution at a time on this thread, and tears one down (abandoning,
+        // never resuming, a call left suspended: `unwind(false)`) before it
+        // runs the network again, so no two calls use the task at once.
+        if let Some(t) = unsafe { (*task).as_mut() } {
             super::bridge::task_run(t);
         }
         if let Some(m) = FAILED.with(|f| f.borrow_mut().take()) {

@@ -211,11 +211,11 @@ mod bridge {
 
     /// Options of a check (`hoare::check::Builder` in C++).
     struct CheckOpts {
-        /// 0: exhaustive, 1: random, 2: PCT.
+        /// 0: exhaustive, 1: random, 2: PCT, 3: delay-bounded.
         mode: u8,
         /// Executions of random and PCT modes.
         executions: u64,
-        /// PCT's depth.
+        /// PCT's depth, or the delay bound.
         depth: u32,
         seed: u64,
         /// 0: the default limit (reported when reached).

@@ -88,6 +88,12 @@ class Builder {
     o_.executions = executions;
     return *this;
   }
+  // Every schedule within `delays` deviations from a round-robin one.
+  Builder& delay_bound(std::uint32_t delays) {
+    o_.mode = 3;
+    o_.depth = delays;
+    return *this;
+  }
   Builder& seed(std::uint64_t s) {
     o_.seed = s;
     return *this;

@@ -173,6 +173,17 @@ pub trait Park {
     #[cfg(feature = "check")]
     fn step(&self, _op: crate::step::Op) {}
 
+    /// A scheduling point whose operation the checker does not need described
+    /// (see [`Steps::Bare`](crate::step::Steps::Bare)): as [`step`](Park::step)
+    /// otherwise.
+    ///
+    /// ```
+    /// use hoare_core::park::{Park, ThreadParker};
+    /// ThreadParker::current().step_bare();
+    /// ```
+    #[cfg(feature = "check")]
+    fn step_bare(&self) {}
+
     /// The party made a channel or barrier whose [`ObjInfo`](crate::wait::ObjInfo)
     /// id is `id`. A checking runtime names the object by who made it and in what
     /// order (stable across executions, unlike the id or the address); everybody

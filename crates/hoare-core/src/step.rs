@@ -24,8 +24,13 @@ use std::time::Instant;
 pub enum OpKind {
     /// A blocking send without a deadline.
     Send,
-    /// A blocking receive without a deadline (also an extended rendezvous).
+    /// A blocking receive without a deadline.
     Recv,
+    /// An extended receive (`recv_with`: the writer is held until the
+    /// reader's function returns) without a deadline.
+    ExtRecv,
+    /// An extended receive with a deadline (`recv_with_deadline`).
+    TimedExtRecv,
     /// A `try_send` (never blocks).
     TrySend,
     /// A `try_recv` (never blocks).
@@ -119,6 +124,109 @@ pub struct Obj {
     pub info: Option<crate::wait::ObjInfo>,
 }
 
+/// The objects of an [`Op`]: up to two kept inline (every operation but an alt
+/// of more than two guards), so that a scheduling point allocates nothing (a
+/// checker's step costs a few hundred instructions; `malloc` and `free` were a
+/// sixth of them).
+///
+/// ```
+/// use hoare_core::step::{Objs, CLOCK};
+/// let mut o = Objs::new();
+/// for _ in 0..3 {
+///     o.push(CLOCK);
+/// }
+/// assert_eq!(o.len(), 3);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Objs(ObjsRepr);
+
+#[derive(Clone, Debug)]
+enum ObjsRepr {
+    /// The first `len` are the objects (the rest are filler).
+    Inline(u8, [Obj; 2]),
+    Heap(Vec<Obj>),
+}
+
+impl Objs {
+    /// No objects.
+    ///
+    /// ```
+    /// assert!(hoare_core::step::Objs::new().is_empty());
+    /// ```
+    pub const fn new() -> Self {
+        Objs(ObjsRepr::Inline(0, [CLOCK; 2]))
+    }
+
+    /// One object.
+    ///
+    /// ```
+    /// use hoare_core::step::{Objs, CLOCK};
+    /// assert_eq!(Objs::one(CLOCK).len(), 1);
+    /// ```
+    pub const fn one(o: Obj) -> Self {
+        Objs(ObjsRepr::Inline(1, [o, CLOCK]))
+    }
+
+    /// Appends `o`.
+    ///
+    /// ```
+    /// use hoare_core::step::{Objs, CLOCK};
+    /// let mut o = Objs::new();
+    /// o.push(CLOCK);
+    /// assert_eq!(o[0].class, CLOCK.class);
+    /// ```
+    pub fn push(&mut self, o: Obj) {
+        match &mut self.0 {
+            ObjsRepr::Inline(n, a) if (*n as usize) < a.len() => {
+                a[*n as usize] = o;
+                *n += 1;
+            }
+            ObjsRepr::Inline(n, a) => {
+                let mut v = Vec::with_capacity(2 * a.len());
+                v.extend_from_slice(&a[..*n as usize]);
+                v.push(o);
+                self.0 = ObjsRepr::Heap(v);
+            }
+            ObjsRepr::Heap(v) => v.push(o),
+        }
+    }
+}
+
+impl Default for Objs {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::ops::Deref for Objs {
+    type Target = [Obj];
+    fn deref(&self) -> &[Obj] {
+        match &self.0 {
+            ObjsRepr::Inline(n, a) => &a[..*n as usize],
+            ObjsRepr::Heap(v) => v,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Objs {
+    fn deref_mut(&mut self) -> &mut [Obj] {
+        match &mut self.0 {
+            ObjsRepr::Inline(n, a) => &mut a[..*n as usize],
+            ObjsRepr::Heap(v) => v,
+        }
+    }
+}
+
+impl From<Vec<Obj>> for Objs {
+    fn from(v: Vec<Obj>) -> Self {
+        let mut o = Objs::new();
+        for x in v {
+            o.push(x);
+        }
+        o
+    }
+}
+
 /// An operation about to be performed: its kind and the objects it touches.
 ///
 /// ```
@@ -131,7 +239,7 @@ pub struct Op {
     /// The kind.
     pub kind: OpKind,
     /// The objects, in guard order for an alt.
-    pub objs: Vec<Obj>,
+    pub objs: Objs,
 }
 
 impl Op {
@@ -145,12 +253,12 @@ impl Op {
     pub fn one(kind: OpKind, addr: usize, class: Class, access: Access) -> Self {
         Self {
             kind,
-            objs: vec![Obj {
+            objs: Objs::one(Obj {
                 addr,
                 class,
                 access,
                 info: None,
-            }],
+            }),
         }
     }
 
@@ -216,10 +324,52 @@ pub fn virtual_now() -> Option<Instant> {
     VIRTUAL_NOW.with(|c| c.get())
 }
 
+/// What the scheduling points of this thread do (see [`set_steps`]).
+///
+/// ```
+/// use hoare_core::step::Steps;
+/// assert_ne!(Steps::Off, Steps::Bare);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Steps {
+    /// Nothing: no checking runtime runs here.
+    Off,
+    /// Build each operation's description and hand it to
+    /// [`Park::step`](crate::park::Park::step).
+    Ops,
+    /// Call [`Park::step_bare`](crate::park::Park::step_bare) without building
+    /// the description (a checker that chooses without looking at operations:
+    /// random and PCT runs).
+    Bare,
+}
+
+std::thread_local! {
+    static STEPS: Cell<Steps> = const { Cell::new(Steps::Off) };
+}
+
+/// Sets what the scheduling points of this thread do: a checking runtime does,
+/// for as long as it runs its processes here (and sets [`Steps::Off`] after).
+///
+/// ```
+/// use hoare_core::step::{set_steps, step, Steps};
+/// set_steps(Steps::Off);
+/// step(|| unreachable!());
+/// ```
+pub fn set_steps(s: Steps) {
+    STEPS.with(|c| c.set(s));
+}
+
+// Never inlined: a thread-local read (see `park::with_current`).
+#[inline(never)]
+fn steps() -> Steps {
+    STEPS.with(|c| c.get())
+}
+
 /// The scheduling point: if a checking runtime runs on this thread, builds the
 /// operation and hands it to the running party
 /// ([`Park::step`](crate::park::Park::step)), which may suspend it until the
-/// checker chooses it.
+/// checker chooses it (or, when the checker does not look at operations, only
+/// suspends: [`Steps::Bare`]).
 ///
 /// ```
 /// use hoare_core::step::{step, Access, Class, Op, OpKind};
@@ -229,8 +379,10 @@ pub fn virtual_now() -> Option<Instant> {
 /// ```
 #[inline]
 pub fn step(op: impl FnOnce() -> Op) {
-    if virtual_now().is_some() {
-        step_slow(op());
+    match steps() {
+        Steps::Off => {}
+        Steps::Ops => step_slow(op()),
+        Steps::Bare => step_bare(),
     }
 }
 
@@ -238,4 +390,10 @@ pub fn step(op: impl FnOnce() -> Op) {
 #[inline(never)]
 fn step_slow(op: Op) {
     crate::park::with_current(|p| p.step(op));
+}
+
+#[cold]
+#[inline(never)]
+fn step_bare() {
+    crate::park::with_current(|p| p.step_bare());
 }

@@ -89,7 +89,7 @@ pub trait Timer {
 pub fn sleep_until(deadline: Instant) {
     crate::check_step!(|| crate::step::Op {
         kind: crate::step::OpKind::Sleep,
-        objs: vec![crate::step::CLOCK],
+        objs: crate::step::Objs::one(crate::step::CLOCK),
     });
     park::with_current(|p| {
         if sync::time::passed(deadline) {

@@ -163,8 +163,8 @@ pub(crate) fn run<S: CaseSet + ?Sized, P: Plan>(
 /// alting-barrier object (all alting barriers share one lock) for a barrier guard.
 #[cfg(feature = "check")]
 fn step_op<S: CaseSet + ?Sized>(cases: &mut S) -> crate::step::Op {
-    use crate::step::{Access, Class, Obj, Op, OpKind, CLOCK};
-    let mut objs = Vec::with_capacity(cases.len());
+    use crate::step::{Access, Class, Obj, Objs, Op, OpKind, CLOCK};
+    let mut objs = Objs::new();
     for i in 0..cases.len() {
         let c = cases.case(i);
         match c.kind() {

@@ -138,6 +138,26 @@ impl<T> RawChan<T> {
         op
     }
 
+    /// The checker's description of an extended receive (`recv_with`) waiting
+    /// as `wait`: it holds the writer until its function returns, so it
+    /// conflicts with every operation on the channel; a timed one touches the
+    /// clock too; a `try_` one is a try-receive.
+    #[cfg(feature = "check")]
+    fn step_op_ext(&self, wait: Wait) -> crate::step::Op {
+        use crate::step::{Access, Class, Op, OpKind, CLOCK};
+        let kind = match wait {
+            Wait::Try => return self.step_op(false, Wait::Try),
+            Wait::Until(None) => OpKind::ExtRecv,
+            Wait::Until(Some(_)) => OpKind::TimedExtRecv,
+        };
+        let mut op = Op::one(kind, self.info().id() as usize, Class::Chan, Access::Other)
+            .with_info(*self.info());
+        if kind == OpKind::TimedExtRecv {
+            op.objs.push(CLOCK);
+        }
+        op
+    }
+
     /// The wait record of a party blocked in `op` on this channel.
     #[inline(always)]
     fn wait_on(&self, op: ChanOp) -> WaitOn {
@@ -409,7 +429,7 @@ impl<T> RawChan<T> {
         wait: Wait,
         fail: impl FnOnce(RecvFail) -> E,
     ) -> Result<R, E> {
-        crate::check_step!(|| self.step_op(false, Wait::Try));
+        crate::check_step!(|| self.step_op_ext(wait));
         let mut packet = Packet::extended();
         let mut g = self.lock();
         match g.try_recv(true, &mut packet) {
@@ -474,7 +494,7 @@ impl<T> RawChan<T> {
         &self,
         f: impl FnOnce(T) -> Result<R, Refuse<T>>,
     ) -> Result<Option<R>, RecvFail> {
-        crate::check_step!(|| self.step_op(false, Wait::Try));
+        crate::check_step!(|| self.step_op_ext(Wait::Until(None)));
         let mut packet = Packet::extended();
         let mut g = self.lock();
         match g.try_recv(true, &mut packet) {

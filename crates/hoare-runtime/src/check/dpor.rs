@@ -33,6 +33,13 @@ type Acc = std::rc::Rc<[(u32, Access)]>;
 #[derive(Default)]
 pub(crate) struct Dpor {
     stack: Vec<Node>,
+    /// Nodes popped off the branch, kept for their buffers (a step allocates
+    /// nothing once the tree has been as deep).
+    pool: Vec<Node>,
+    /// The buffers of `analyse`, kept between executions.
+    vc: Vec<u32>,
+    pclock: Vec<u32>,
+    hist: Vec<Vec<(usize, Access)>>,
 }
 
 fn dependent(a: &[(u32, Access)], b: &[(u32, Access)]) -> bool {
@@ -58,29 +65,36 @@ impl Strategy for Dpor {
             }
             return Ok(n.chosen);
         }
-        let sleep = match (step.checked_sub(1), ex.trace.borrow().last()) {
-            (Some(pi), Some(last)) => {
-                let parent = &self.stack[pi];
+        let mut node = self.pool.pop().unwrap_or_else(|| Node {
+            enabled: Vec::new(),
+            backtrack: Vec::new(),
+            done: Vec::new(),
+            sleep: Vec::new(),
+            chosen: en[0],
+        });
+        node.sleep.clear();
+        if let (Some(pi), Some(last)) = (step.checked_sub(1), ex.trace.borrow().last()) {
+            let parent = &self.stack[pi];
+            node.sleep.extend(
                 parent
                     .sleep
                     .iter()
                     .chain(parent.done.iter())
                     .filter(|(c, a)| proc_of(*c) != last.proc && !dependent(a, &last.acc))
-                    .cloned()
-                    .collect()
-            }
-            _ => Vec::new(),
-        };
-        let Some(&c) = en.iter().find(|c| !sleep.iter().any(|(s, _)| s == *c)) else {
+                    .cloned(),
+            );
+        }
+        let Some(&c) = en.iter().find(|c| !node.sleep.iter().any(|(s, _)| s == *c)) else {
+            self.pool.push(node);
             return Err(End::Pruned);
         };
-        self.stack.push(Node {
-            enabled: en.to_vec(),
-            backtrack: vec![c],
-            done: Vec::new(),
-            sleep,
-            chosen: c,
-        });
+        node.enabled.clear();
+        node.enabled.extend_from_slice(en);
+        node.backtrack.clear();
+        node.backtrack.push(c);
+        node.done.clear();
+        node.chosen = c;
+        self.stack.push(node);
         Ok(c)
     }
 }
@@ -91,9 +105,16 @@ impl Dpor {
         let n = trace.len().min(self.stack.len());
         // Vector clocks, flat: event j's is `vc[j * w..(j + 1) * w]`.
         let w = nprocs;
-        let mut vc: Vec<u32> = Vec::with_capacity(n * w);
-        let mut pclock: Vec<u32> = vec![0; nprocs * w];
-        let mut hist: Vec<Vec<(usize, Access)>> = Vec::new();
+        let mut vc = std::mem::take(&mut self.vc);
+        vc.clear();
+        vc.reserve(n * w);
+        let mut pclock = std::mem::take(&mut self.pclock);
+        pclock.clear();
+        pclock.resize(nprocs * w, 0);
+        let mut hist = std::mem::take(&mut self.hist);
+        for h in &mut hist {
+            h.clear();
+        }
         let mut cands: Vec<usize> = Vec::new();
         let mut races: Vec<(usize, usize)> = Vec::new();
         for (j, e) in trace.iter().enumerate().take(n) {
@@ -194,6 +215,7 @@ impl Dpor {
                 }
             }
         }
+        (self.vc, self.pclock, self.hist) = (vc, pclock, hist);
     }
 
     /// Moves to the next branch: the deepest node with a backtrack choice not yet
@@ -217,7 +239,9 @@ impl Dpor {
                 node.chosen = c;
                 return true;
             }
-            self.stack.pop();
+            if let Some(n) = self.stack.pop() {
+                self.pool.push(n);
+            }
         }
         false
     }

@@ -215,6 +215,13 @@ impl Park for CProc {
         *self.pending.borrow_mut() = Some(op);
         self.suspend(Susp::Step);
     }
+
+    fn step_bare(&self) {
+        if self.unwinding.get() {
+            return;
+        }
+        self.suspend(Susp::Step);
+    }
 }
 
 /// One executed step, for the explorer and the report.
@@ -231,6 +238,14 @@ pub(crate) struct Event {
     /// The processes whose timeout was enabled before this step and which it woke
     /// (it disabled that timeout).
     pub(crate) disabled: Vec<u32>,
+}
+
+/// The network a check runs: the user's closure, and where the user called
+/// `run` or `try_run` (the root process's spawn site in reports).
+#[derive(Clone, Copy)]
+pub(crate) struct Root<'a> {
+    pub(crate) f: &'a dyn Fn(),
+    pub(crate) site: &'static Location<'static>,
 }
 
 /// Why an execution ended.
@@ -259,6 +274,9 @@ pub(crate) enum End {
 pub(crate) struct Names {
     ids: FxMap<Key, u32>,
     class: Vec<Class>,
+    /// The length of the last execution (the next one's buffers start that
+    /// large).
+    hint: usize,
 }
 
 impl Names {
@@ -281,9 +299,10 @@ pub(crate) struct Exec {
     pub(crate) base: Instant,
     /// Processes to continue at the end of the step, in order.
     woken: RefCell<Vec<u32>>,
-    /// The ready set (processes at a scheduling point), in a vector with positions.
-    ready: RefCell<Vec<u32>>,
-    ready_pos: RefCell<Vec<u32>>,
+    /// The ready set (processes at a scheduling point).
+    ready: RefCell<ReadySet>,
+    /// How the enabled set changed (for the determinism check of replays).
+    pub(crate) log: RefCell<EnLog>,
     /// Blocked processes with a deadline, by deadline.
     timers: RefCell<BTreeSet<(Instant, u32)>>,
     /// Channels with a blocked alt on them: object → the alts' processes.
@@ -310,6 +329,125 @@ pub(crate) struct Exec {
     /// Accesses of the step being executed.
     cur_acc: RefCell<Vec<(u32, Access)>>,
     cur_woke: RefCell<Vec<u32>>,
+}
+
+/// The processes at a scheduling point: constant time to add, remove and pick
+/// one by index, whatever the number of processes (no scan per step).
+#[derive(Default)]
+pub(crate) struct ReadySet {
+    items: Vec<u32>,
+    /// Each process's position in `items` (`u32::MAX`: not in it).
+    pos: Vec<u32>,
+}
+
+impl ReadySet {
+    /// Adds `idx`; whether it was not in the set.
+    #[inline]
+    fn insert(&mut self, idx: u32) -> bool {
+        let at = &mut self.pos[idx as usize];
+        if *at != u32::MAX {
+            return false;
+        }
+        *at = self.items.len() as u32;
+        self.items.push(idx);
+        true
+    }
+
+    /// Removes `idx`; whether it was in the set.
+    #[inline]
+    fn remove(&mut self, idx: u32) -> bool {
+        let at = std::mem::replace(&mut self.pos[idx as usize], u32::MAX);
+        if at == u32::MAX {
+            return false;
+        }
+        self.items.swap_remove(at as usize);
+        if let Some(&moved) = self.items.get(at as usize) {
+            self.pos[moved as usize] = at;
+        }
+        true
+    }
+}
+
+/// How the enabled set changed over an execution, in constant time per change
+/// (so a random run of 10,000 processes can keep it): the changes of the ready
+/// set and of the timed waits, and where each step's choice was made. A replay
+/// rebuilds the enabled set of every step from it ([`EnSets`]) and compares it
+/// with its own: the determinism check.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct EnLog {
+    /// `READY_IN | p`, `READY_OUT | p`, or `TIMER_IN | p` / `TIMER_OUT | p`
+    /// followed by the deadline (nanoseconds after the execution's start).
+    deltas: Vec<u64>,
+    /// For each step, how many deltas came before its choice.
+    marks: Vec<u32>,
+}
+
+const READY_IN: u64 = 0;
+const READY_OUT: u64 = 1 << 62;
+const TIMER_IN: u64 = 2 << 62;
+const TIMER_OUT: u64 = 3 << 62;
+const KIND: u64 = 3 << 62;
+
+/// The enabled sets of a logged execution, step by step (see [`EnLog`]).
+pub(crate) struct EnSets {
+    log: EnLog,
+    at: usize,
+    ready: BTreeSet<u32>,
+    timers: BTreeSet<(u64, u32)>,
+    quiescent: bool,
+}
+
+impl EnSets {
+    pub(crate) fn new(log: EnLog, quiescent: bool) -> Self {
+        EnSets {
+            log,
+            at: 0,
+            ready: BTreeSet::new(),
+            timers: BTreeSet::new(),
+            quiescent,
+        }
+    }
+
+    /// The enabled set of step `step` (steps asked in increasing order), sorted;
+    /// `None` when the logged execution made no choice there.
+    pub(crate) fn at(&mut self, step: usize) -> Option<Vec<Choice>> {
+        let end = *self.log.marks.get(step)? as usize;
+        while self.at < end {
+            let d = self.log.deltas[self.at];
+            let p = (d & !KIND) as u32;
+            self.at += 1;
+            match d & KIND {
+                READY_IN => {
+                    self.ready.insert(p);
+                }
+                READY_OUT => {
+                    self.ready.remove(&p);
+                }
+                k => {
+                    let t = self.log.deltas[self.at];
+                    self.at += 1;
+                    if k == TIMER_IN {
+                        self.timers.insert((t, p));
+                    } else {
+                        self.timers.remove(&(t, p));
+                    }
+                }
+            }
+        }
+        let mut v: Vec<Choice> = self.ready.iter().map(|&p| Choice::Run(p)).collect();
+        if !self.quiescent || self.ready.is_empty() {
+            if let Some(&(d0, _)) = self.timers.iter().next() {
+                v.extend(
+                    self.timers
+                        .iter()
+                        .take_while(|&&(d, _)| d == d0)
+                        .map(|&(_, p)| Choice::Fire(p)),
+                );
+            }
+        }
+        v.sort_unstable();
+        Some(v)
+    }
 }
 
 std::thread_local! {
@@ -344,21 +482,26 @@ impl Exec {
         record: bool,
     ) -> Self {
         let base = Instant::now();
+        let hint = names.borrow().hint.min(1 << 20);
         Exec {
             procs: RefCell::new(Vec::new()),
             now: Cell::new(base),
             base,
             woken: RefCell::new(Vec::new()),
-            ready: RefCell::new(Vec::new()),
-            ready_pos: RefCell::new(Vec::new()),
+            ready: RefCell::new(ReadySet::default()),
+            log: RefCell::new(EnLog {
+                deltas: Vec::with_capacity(3 * hint),
+                marks: Vec::with_capacity(hint + 1),
+            }),
             timers: RefCell::new(BTreeSet::new()),
             alts_on: RefCell::new(FxMap::default()),
             made: RefCell::new(FxMap::default()),
             names,
             shown: RefCell::new(FxMap::default()),
             obj_info: RefCell::new(Vec::new()),
-            trace: RefCell::new(Vec::new()),
-            schedule: RefCell::new(Vec::new()),
+            // Sized as the last execution of the check: no regrowth per step.
+            trace: RefCell::new(Vec::with_capacity(if record { hint } else { 0 })),
+            schedule: RefCell::new(Vec::with_capacity(hint)),
             panic: RefCell::new(None),
             root_done: Cell::new(false),
             running: Cell::new(u32::MAX),
@@ -434,19 +577,23 @@ impl Exec {
 
     /// The accesses of `op`, object ids assigned.
     pub(crate) fn op_acc(&self, op: &Op) -> Vec<(u32, Access)> {
-        op.objs
-            .iter()
-            .map(|o| {
-                let id = self.obj(Key::Obj(o.class, o.addr), o.class);
-                if let Some(i) = o.info {
-                    let mut infos = self.obj_info.borrow_mut();
-                    if infos[id as usize].is_none() {
-                        infos[id as usize] = Some(i);
-                    }
+        let mut v = Vec::with_capacity(op.objs.len());
+        self.op_acc_into(op, &mut v);
+        v
+    }
+
+    /// The accesses of `op`, appended to `out` (no allocation of its own).
+    fn op_acc_into(&self, op: &Op, out: &mut Vec<(u32, Access)>) {
+        out.extend(op.objs.iter().map(|o| {
+            let id = self.obj(Key::Obj(o.class, o.addr), o.class);
+            if let Some(i) = o.info {
+                let mut infos = self.obj_info.borrow_mut();
+                if infos[id as usize].is_none() {
+                    infos[id as usize] = Some(i);
                 }
-                (id, o.access)
-            })
-            .collect()
+            }
+            (id, o.access)
+        }));
     }
 
     /// Creates a process (started at the end of the step).
@@ -504,26 +651,29 @@ impl Exec {
         // SAFETY: nobody else touches the new process's slot yet.
         unsafe { *p.coro.get() = Some(coro) };
         self.procs.borrow_mut().push(p);
-        self.ready_pos.borrow_mut().push(u32::MAX);
+        self.ready.borrow_mut().pos.push(u32::MAX);
         self.woken(idx);
         idx
     }
 
     fn set_ready(&self, idx: u32, ready: bool) {
         let mut r = self.ready.borrow_mut();
-        let mut pos = self.ready_pos.borrow_mut();
-        let at = pos[idx as usize];
-        if ready && at == u32::MAX {
-            pos[idx as usize] = r.len() as u32;
-            r.push(idx);
-        } else if !ready && at != u32::MAX {
-            let last = *r.last().expect("ready");
-            r.swap_remove(at as usize);
-            if last != idx {
-                pos[last as usize] = at;
-            }
-            pos[idx as usize] = u32::MAX;
+        let (changed, d) = if ready {
+            (r.insert(idx), READY_IN)
+        } else {
+            (r.remove(idx), READY_OUT)
+        };
+        if changed {
+            self.log.borrow_mut().deltas.push(d | u64::from(idx));
         }
+    }
+
+    /// Logs a timed wait's arming or end (see [`EnLog`]).
+    fn log_timer(&self, kind: u64, idx: u32, d: Instant) {
+        let t = d.saturating_duration_since(self.base).as_nanos() as u64;
+        let mut l = self.log.borrow_mut();
+        l.deltas.push(kind | u64::from(idx));
+        l.deltas.push(t);
     }
 
     /// Resumes process `idx` until it suspends or ends, and files it by what it
@@ -548,7 +698,9 @@ impl Exec {
         unsafe { park::set_current_process(None) };
         match r {
             CoroutineResult::Yield(Susp::Step) => {
-                *pr.current.borrow_mut() = None;
+                if self.record {
+                    *pr.current.borrow_mut() = None;
+                }
                 pr.state.set(PState::Ready);
                 self.set_ready(idx, true);
             }
@@ -574,10 +726,17 @@ impl Exec {
 
     fn blocked(&self, pr: &CProc, deadline: Option<Instant>) {
         // A token that arrived while it ran on (it woke itself): it goes on.
-        let op = pr.current.borrow_mut().take();
+        // (Unrecorded executions describe no operations: nothing to move.)
+        let op = if self.record {
+            pr.current.borrow_mut().take()
+        } else {
+            None
+        };
         if pr.token.get() {
             pr.state.set(PState::Woken);
-            *pr.blocked_in.borrow_mut() = op;
+            if self.record {
+                *pr.blocked_in.borrow_mut() = op;
+            }
             self.woken(pr.idx);
             return;
         }
@@ -585,8 +744,12 @@ impl Exec {
         pr.deadline.set(deadline);
         if let Some(d) = deadline {
             self.timers.borrow_mut().insert((d, pr.idx));
+            self.log_timer(TIMER_IN, pr.idx, d);
         }
-        if let Some(op) = op.as_ref().filter(|_| self.record) {
+        if !self.record {
+            return;
+        }
+        if let Some(op) = op.as_ref() {
             if op.kind == OpKind::Alt {
                 let acc = self.op_acc(op);
                 let mut m = self.alts_on.borrow_mut();
@@ -609,10 +772,14 @@ impl Exec {
         let deadline = pr.deadline.take();
         if let Some(d) = deadline {
             self.timers.borrow_mut().remove(&(d, idx));
+            self.log_timer(TIMER_OUT, idx, d);
+        }
+        if !self.record {
+            return;
         }
         let op = pr.blocked_in.borrow_mut().take();
         let mut acc = self.cur_acc.borrow_mut();
-        if let Some(op) = op.filter(|_| self.record) {
+        if let Some(op) = op {
             let is_alt = op.kind == OpKind::Alt;
             let timed = deadline.is_some() || op.objs.iter().any(|o| o.class == Class::Clock);
             if is_alt || timed {
@@ -660,11 +827,11 @@ impl Exec {
     pub(crate) fn enabled(&self, quiescent: bool, sorted: bool, out: &mut Vec<Choice>) {
         out.clear();
         let r = self.ready.borrow();
-        out.extend(r.iter().map(|&p| Choice::Run(p)));
+        out.extend(r.items.iter().map(|&p| Choice::Run(p)));
         if sorted {
             out.sort_unstable();
         }
-        if quiescent && !r.is_empty() {
+        if quiescent && !r.items.is_empty() {
             return;
         }
         let t = self.timers.borrow();
@@ -681,7 +848,7 @@ impl Exec {
     /// The processes whose timeout may fire now (see [`enabled`](Self::enabled)).
     fn due_timers(&self, quiescent: bool, out: &mut Vec<u32>) {
         out.clear();
-        if quiescent && !self.ready.borrow().is_empty() {
+        if quiescent && !self.ready.borrow().items.is_empty() {
             return;
         }
         let t = self.timers.borrow();
@@ -695,8 +862,37 @@ impl Exec {
         }
     }
 
+    /// Moves the virtual time to the deadline of `p`'s timed wait (whose timeout
+    /// fires now).
+    fn advance_to(&self, p: u32) {
+        // SAFETY: a live process of this execution.
+        let d = unsafe { (*self.proc(p)).deadline.get() }.expect("a timer");
+        if d > self.now.get() {
+            self.now.set(d);
+            hstep::set_virtual_now(Some(d));
+        }
+    }
+
     /// Executes one choice (which must be enabled).
     fn exec_step(&self, c: Choice, fires_before: &[u32]) {
+        if !self.record {
+            // Random and PCT: no operations described (`Steps::Bare`), no
+            // accesses, no trace.
+            match c {
+                Choice::Run(p) => {
+                    self.set_ready(p, false);
+                    self.resume(p);
+                }
+                Choice::Fire(p) => {
+                    self.advance_to(p);
+                    self.unblock(p);
+                    self.resume(p);
+                }
+            }
+            self.drain();
+            self.schedule.borrow_mut().push(c);
+            return;
+        }
         self.cur_acc.borrow_mut().clear();
         self.cur_woke.borrow_mut().clear();
         let (proc, kind) = match c {
@@ -708,31 +904,26 @@ impl Exec {
                     .borrow_mut()
                     .take()
                     .expect("a ready process has an operation");
-                if !self.record {
-                    *pr.current.borrow_mut() = Some(op);
-                    self.set_ready(p, false);
-                    self.resume(p);
-                    self.drain();
-                    self.schedule.borrow_mut().push(c);
-                    return;
-                }
-                let mut acc = self.op_acc(&op);
+                let mut acc = std::mem::take(&mut *self.cur_acc.borrow_mut());
+                self.op_acc_into(&op, &mut acc);
                 // Any step on a channel of a blocked alt touches that alt's wait.
                 {
                     let m = self.alts_on.borrow();
-                    let mut extra = Vec::new();
-                    for (o, _) in &acc {
-                        if let Some(v) = m.get(o) {
-                            for &x in v {
-                                if x != p {
-                                    extra.push(x);
+                    if !m.is_empty() {
+                        let mut extra = Vec::new();
+                        for (o, _) in &acc {
+                            if let Some(v) = m.get(o) {
+                                for &x in v {
+                                    if x != p {
+                                        extra.push(x);
+                                    }
                                 }
                             }
                         }
-                    }
-                    drop(m);
-                    for x in extra {
-                        acc.push((self.obj(Key::Wait(x), Class::Join), Access::Other));
+                        drop(m);
+                        for x in extra {
+                            acc.push((self.obj(Key::Wait(x), Class::Join), Access::Other));
+                        }
                     }
                 }
                 if op.objs.iter().any(|o| o.class == Class::Clock) {
@@ -757,18 +948,7 @@ impl Exec {
             Choice::Fire(p) => {
                 // SAFETY: as above.
                 let pr = unsafe { &*self.proc(p) };
-                let d = pr.deadline.get().expect("a timer");
-                if d > self.now.get() {
-                    self.now.set(d);
-                    hstep::set_virtual_now(Some(d));
-                }
-                if !self.record {
-                    self.unblock(p);
-                    self.resume(p);
-                    self.drain();
-                    self.schedule.borrow_mut().push(c);
-                    return;
-                }
+                self.advance_to(p);
                 let kind = pr.blocked_in.borrow().as_ref().map(|o| o.kind);
                 let clock = self.obj(Key::Obj(Class::Clock, hstep::CLOCK.addr), Class::Clock);
                 self.cur_acc.borrow_mut().push((clock, Access::Other));
@@ -778,7 +958,8 @@ impl Exec {
             }
         };
         self.drain();
-        let woke = std::mem::take(&mut *self.cur_woke.borrow_mut());
+        // A copy: the buffer keeps its capacity for the next step.
+        let woke = self.cur_woke.borrow().clone();
         let disabled = woke
             .iter()
             .copied()
@@ -799,7 +980,7 @@ impl Exec {
     /// Runs the execution of `root` under `strat` until it ends.
     pub(crate) fn run(
         &self,
-        root: &(dyn Fn() + '_),
+        root: Root<'_>,
         strat: &mut dyn Strategy,
         quiescent: bool,
         max_steps: u64,
@@ -807,8 +988,13 @@ impl Exec {
     ) -> End {
         let prev = CURRENT.with(|c| c.replace(self));
         hstep::set_virtual_now(Some(self.now.get()));
+        hstep::set_steps(if self.record {
+            hstep::Steps::Ops
+        } else {
+            hstep::Steps::Bare
+        });
         let body = move || {
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(root));
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(root.f));
             if let Err(e) = r {
                 // Null when the root is unwound at the end of the execution
                 // (`teardown`): not a failure.
@@ -820,24 +1006,37 @@ impl Exec {
             }
         };
         // SAFETY: every process is finished, or unwound by `teardown` while `root` lives.
-        unsafe { self.spawn(Some("root".into()), Location::caller(), Box::new(body)) };
+        unsafe { self.spawn(Some("root".into()), root.site, Box::new(body)) };
         self.drain();
         let mut en = Vec::new();
         let mut fires = Vec::new();
+        // A strategy that picks by index (random) does not need the enabled
+        // set spelled out: no copy of the ready set per step.
+        let fast = strat.by_index();
+        // Set once the strategy pruned the execution: it is run on to its end
+        // (first enabled choice, up to this step) rather than unwound, which
+        // costs far more than the steps (a DWARF unwind of every frame of
+        // every process left). Whatever it meets is equivalent to an execution
+        // explored already, so its end is `Pruned` whatever it is.
+        let mut finish: Option<usize> = None;
         let end = loop {
-            if let Some((m, p)) = self.panic.borrow().clone() {
-                break End::Panic(m, p);
+            if self.panic.borrow().is_some() {
+                if let Some((m, p)) = self.panic.borrow().clone() {
+                    break End::Panic(m, p);
+                }
             }
-            // A strategy that picks by index (random) does not need the
-            // enabled set spelled out: no copy of the ready set per step.
-            let fast = strat.by_index();
             let (nready, nfire) = if fast {
                 self.due_timers(quiescent, &mut fires);
-                (self.ready.borrow().len(), fires.len())
+                (self.ready.borrow().items.len(), fires.len())
             } else {
                 self.enabled(quiescent, strat.sorted(), &mut en);
                 (en.len(), 0)
             };
+            {
+                let mut l = self.log.borrow_mut();
+                let n = l.deltas.len() as u32;
+                l.marks.push(n);
+            }
             if nready + nfire == 0 {
                 let blocked = self
                     .procs
@@ -853,19 +1052,25 @@ impl Exec {
                 };
             }
             let step = self.schedule.borrow().len();
-            if step as u64 >= max_steps {
+            if step as u64 >= max_steps || finish.is_some_and(|f| step >= f) {
                 break End::StepLimit;
             }
             let c = if fast {
                 let k = strat.pick(nready + nfire);
                 if k < nready {
-                    Choice::Run(self.ready.borrow()[k])
+                    Choice::Run(self.ready.borrow().items[k])
                 } else {
                     Choice::Fire(fires[k - nready])
                 }
+            } else if finish.is_some() {
+                en[0]
             } else {
                 match strat.choose(step, &en, self) {
                     Ok(c) => c,
+                    Err(End::Pruned) => {
+                        finish = Some(step + step.max(64));
+                        en[0]
+                    }
                     Err(e) => break e,
                 }
             };
@@ -882,6 +1087,9 @@ impl Exec {
             self.exec_step(c, &fires);
         };
         CURRENT.with(|c| c.set(prev));
+        if finish.is_some() {
+            return End::Pruned;
+        }
         end
     }
 
@@ -904,7 +1112,10 @@ impl Exec {
     /// frames and headers leaked: a leaked object may still hold an unparker
     /// pointing at a header).
     pub(crate) fn teardown(&self, unwind: bool) {
+        // SAFETY: the names outlive every execution of the check.
+        unsafe { (*self.names).borrow_mut().hint = self.schedule.borrow().len() + 16 };
         hstep::set_virtual_now(None);
+        hstep::set_steps(hstep::Steps::Off);
         let procs: Vec<*const CProc> = self
             .procs
             .borrow()

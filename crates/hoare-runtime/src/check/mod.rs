@@ -33,7 +33,9 @@
 //!   step that disables a due timeout races with it). Objects are identified in
 //!   order of first appearance within an execution, never by address.
 //! * **Random** ([`Builder::random`]) and **PCT** ([`Builder::pct`], Burckhardt
-//!   et al., ASPLOS 2010) for networks too big to exhaust.
+//!   et al., ASPLOS 2010) for networks too big to exhaust, and **delay-bounded**
+//!   search ([`Builder::delay_bound`], Emmi et al., POPL 2011): every schedule
+//!   within `d` deviations from a deterministic round-robin one.
 //! * **Replay** ([`Builder::replay`], or `HOARE_CHECK_REPLAY=<schedule>`): runs
 //!   the one execution of a report's schedule, checking on the way that the
 //!   network is deterministic (the same choices are enabled).
@@ -170,14 +172,47 @@ fn parse_schedule(s: &str) -> Result<Vec<Choice>, String> {
 
 /// Follows a schedule; `strict`: a choice that is not enabled is a determinism
 /// failure (else it is skipped). After the schedule: the first enabled choice.
+/// With `expect` (the enabled sets of the execution being replayed), every
+/// step's enabled set must be the same as there: the determinism check.
 struct Replay {
     s: Vec<Choice>,
     at: usize,
     strict: bool,
+    expect: Option<exec::EnSets>,
+}
+
+impl Replay {
+    fn new(s: Vec<Choice>, strict: bool) -> Self {
+        Replay {
+            s,
+            at: 0,
+            strict,
+            expect: None,
+        }
+    }
+}
+
+/// A set of choices as schedule elements: `[0, 2, t1]`.
+fn choices_string(en: &[Choice]) -> String {
+    format!("[{}]", schedule_string(en).replace('.', ", "))
 }
 
 impl Strategy for Replay {
     fn choose(&mut self, step: usize, en: &[Choice], _ex: &Exec) -> Result<Choice, End> {
+        if let Some(first) = self.expect.as_mut().and_then(|e| e.at(step)) {
+            let mut now = en.to_vec();
+            now.sort_unstable();
+            if now != first {
+                return Err(End::Nondeterministic(format!(
+                    "at step {step} the enabled set was {} on the first run and {} on replay \
+                     (the network depends on something outside hoare that changed between \
+                     the runs: a static or global counter, the real clock, `HashMap` \
+                     iteration order, a random number)",
+                    choices_string(&first),
+                    choices_string(&now)
+                )));
+            }
+        }
         while let Some(&c) = self.s.get(self.at) {
             self.at += 1;
             if en.contains(&c) {
@@ -283,6 +318,91 @@ impl Strategy for Pct {
     }
 }
 
+/// Delay-bounded search (Emmi, Qadeer and Rakamarić, POPL 2011): a
+/// deterministic round-robin scheduler (it runs the process it ran last for
+/// as long as that process is enabled, else the next enabled one in index
+/// order, cyclically), and every schedule that deviates from it at most
+/// `bound` times. Taking the `k`-th enabled choice after the scheduler's own
+/// (in its cyclic order) costs `k` delays. Stateless: each execution replays
+/// the previous one's choices up to the deepest step where one more delay is
+/// still within the bound, and takes the next choice there.
+struct Delay {
+    bound: u32,
+    /// The current execution's choices: (index in the cyclic order, how many
+    /// choices were enabled).
+    path: Vec<(u32, u32)>,
+    /// The process the scheduler runs.
+    cur: u32,
+    /// Whether a schedule was left out for exceeding the bound (the search
+    /// is then not complete).
+    cut: bool,
+    ord: Vec<Choice>,
+}
+
+impl Delay {
+    fn new(bound: u32) -> Self {
+        Delay {
+            bound,
+            path: Vec::new(),
+            cur: 0,
+            cut: false,
+            ord: Vec::new(),
+        }
+    }
+
+    /// After an execution of `len` steps: moves to the next schedule within
+    /// the bound. `false`: none is left.
+    fn next(&mut self, len: usize) -> bool {
+        self.path.truncate(len);
+        let mut used: u32 = self.path.iter().map(|&(k, _)| k).sum();
+        while let Some((k, n)) = self.path.pop() {
+            used -= k;
+            if k + 1 < n {
+                if used + k < self.bound {
+                    self.path.push((k + 1, n));
+                    return true;
+                }
+                self.cut = true;
+            }
+        }
+        false
+    }
+}
+
+impl Strategy for Delay {
+    fn choose(&mut self, step: usize, en: &[Choice], _ex: &Exec) -> Result<Choice, End> {
+        if step == 0 {
+            self.cur = 0;
+        }
+        // The scheduler's cyclic order from the process it runs (a process's
+        // step before its timeout).
+        let cur = self.cur;
+        self.ord.clear();
+        self.ord.extend_from_slice(en);
+        self.ord.sort_unstable_by_key(|&c| match c {
+            Choice::Run(p) => (p.wrapping_sub(cur), 0),
+            Choice::Fire(p) => (p.wrapping_sub(cur), 1),
+        });
+        let n = en.len() as u32;
+        let k = match self.path.get(step) {
+            Some(&(k, m)) if m == n => k,
+            Some(&(_, m)) => {
+                return Err(End::Nondeterministic(format!(
+                    "step {step}: {n} choices enabled, {m} in the execution before"
+                )))
+            }
+            None => {
+                self.path.push((0, n));
+                0
+            }
+        };
+        let c = self.ord[k as usize];
+        let (Choice::Run(p) | Choice::Fire(p)) = c;
+        self.cur = p;
+        Ok(c)
+    }
+}
+
 /// Counts steps for the watchdog, which reports a process that runs for too long
 /// without an operation (it blocks outside hoare, or loops without one).
 pub(crate) struct Watch {
@@ -322,9 +442,12 @@ impl Watch {
         }
     }
 
+    /// A step: a plain store, not a read-modify-write (only this thread
+    /// writes the count; the watchdog only reads it).
     #[inline]
     pub(crate) fn step(&self) {
-        self.steps.fetch_add(1, Ordering::Relaxed);
+        let n = self.steps.load(Ordering::Relaxed);
+        self.steps.store(n.wrapping_add(1), Ordering::Relaxed);
     }
 }
 
@@ -343,6 +466,7 @@ enum Mode {
     Exhaustive,
     Random(u64),
     Pct(u32, u64),
+    Delay(u32),
 }
 
 /// The default step limit per execution (see [`Builder::max_steps`]).
@@ -508,6 +632,27 @@ impl Builder {
         self.mode = Mode::Pct(depth, executions);
         self
     }
+    /// Delay-bounded search (Emmi, Qadeer and Rakamarić, POPL 2011): every
+    /// schedule that deviates at most `delays` times from a deterministic
+    /// round-robin scheduler (which runs the process it ran last while that
+    /// process can act, else the next one that can in index order,
+    /// cyclically; taking the `k`-th choice after the scheduler's own costs
+    /// `k` delays). Systematic like [`exhaustive`](Self::exhaustive) but
+    /// without its reduction, and bounded: bugs that need few deviations from
+    /// an ordinary schedule are found in few executions. [`Stats::complete`]
+    /// is true only when no schedule was left out for the bound.
+    ///
+    /// ```
+    /// use hoare_runtime::check::Builder;
+    /// let none = Builder::new().delay_bound(0).run(|| hoare_runtime::par2(|| 1, || 2));
+    /// assert_eq!(none.executions(), 1);
+    /// let more = Builder::new().delay_bound(2).run(|| hoare_runtime::par2(|| 1, || 2));
+    /// assert!(more.executions() > 1);
+    /// ```
+    pub fn delay_bound(mut self, delays: u32) -> Self {
+        self.mode = Mode::Delay(delays);
+        self
+    }
     /// The seed of random and PCT modes (default 0).
     ///
     /// ```
@@ -637,12 +782,13 @@ impl Builder {
     ///
     /// ```text
     /// spec   := [mode] ("," option)*
-    /// mode   := "exhaustive" | "random:" N | "pct:" DEPTH ":" N
+    /// mode   := "exhaustive" | "random:" N | "pct:" DEPTH ":" N | "delay:" D
     /// option := "seed=" N | "max_steps=" N | "max_time=" SECONDS ("s" | "ms")?
     ///         | "quiescent" | "racing"
     /// ```
     ///
-    /// e.g. `HOARE_CHECK=random:1000,seed=7`, `pct:3:500`, `exhaustive,max_time=60`.
+    /// e.g. `HOARE_CHECK=random:1000,seed=7`, `pct:3:500`, `delay:2`,
+    /// `exhaustive,max_time=60`.
     /// An empty value changes nothing.
     ///
     /// # Errors
@@ -673,6 +819,7 @@ impl Builder {
                 ("pct", [d, n]) if i == 0 => {
                     self.mode = Mode::Pct(num("pct depth", d)?, num("pct executions", n)?)
                 }
+                ("delay", [d]) if i == 0 => self.mode = Mode::Delay(num("delay", d)?),
                 ("quiescent", []) => self.quiescent = true,
                 ("racing", []) => self.quiescent = false,
                 (opt, []) if opt.contains('=') => {
@@ -698,9 +845,9 @@ impl Builder {
                 }
                 _ => {
                     return Err(format!(
-                        "{part:?} is not a mode (exhaustive, random:N, pct:DEPTH:N, first) \
+                    "{part:?} is not a mode (exhaustive, random:N, pct:DEPTH:N, delay:D, first) \
                          or an option (seed=N, max_steps=N, max_time=SECONDS, quiescent, racing)"
-                    ))
+                ))
                 }
             }
         }
@@ -725,29 +872,31 @@ impl Builder {
     /// When the `HOARE_CHECK` environment variable is set to a value outside
     /// the grammar of [`apply_spec`](Self::apply_spec) (the message names the
     /// variable and what is wrong: a bad value is never ignored).
+    #[track_caller]
     pub fn try_run<F, R>(&self, f: F) -> Result<Stats, Report>
     where
         F: Fn() -> R,
     {
+        let site = Location::caller();
         if let Some(spec) = std::env::var_os("HOARE_CHECK") {
             let spec = spec.to_string_lossy();
             let b = self
                 .clone()
                 .apply_spec(&spec)
                 .unwrap_or_else(|e| panic!("hoare::check: bad HOARE_CHECK={spec:?}: {e}"));
-            return b.try_run_here(f);
+            return b.try_run_here(f, site);
         }
-        self.try_run_here(f)
+        self.try_run_here(f, site)
     }
 
-    fn try_run_here<F, R>(&self, f: F) -> Result<Stats, Report>
+    fn try_run_here<F, R>(&self, f: F, site: &'static Location<'static>) -> Result<Stats, Report>
     where
         F: Fn() -> R,
     {
         let root = move || {
             let _ = f();
         };
-        let root: &dyn Fn() = &root;
+        let root = exec::Root { f: &root, site };
         let t0 = Instant::now();
         let stacks = RefCell::new(Vec::new());
         let names = RefCell::new(Names::default());
@@ -771,41 +920,53 @@ impl Builder {
             stats.steps += ex.schedule.borrow().len() as u64;
             (ex, end)
         };
-        let fail = |ex: &Exec, end: &End, stats: &mut Stats| -> Option<Report> {
-            let kind = match end {
+        // A failing execution is replayed (recorded, for the report) before
+        // it is reported, and the replay must meet the same enabled set at
+        // every step: a network that depends on something outside hoare is
+        // reported as not deterministic, not as failing. Returns the report
+        // and how the replay ended.
+        let fail = |ex: &Exec, end: &End, stats: &mut Stats| -> Option<(Report, End)> {
+            match end {
                 End::Complete | End::Pruned => return None,
                 End::StepLimit if self.max_steps.is_some() => {
                     stats.cut += 1;
                     return None;
                 }
-                _ => report::kind_of(end),
-            };
-            let _ = kind;
-            if ex.record {
-                return Some(report::build(ex, end));
+                _ => {}
             }
-            // Not recorded (random, PCT): replay the schedule with recording.
+            let mut st = Replay::new(ex.schedule.borrow().clone(), true);
+            st.expect = Some(exec::EnSets::new(ex.log.borrow().clone(), self.quiescent));
+            // One execution at a time: the first one's leftover processes go
+            // before the replay runs the network again (the caller's later
+            // teardown then finds nothing left).
+            ex.teardown(self.unwind);
             let again = Exec::new(&stacks, &names, self.stack_size, true);
-            let mut st = Replay {
-                s: ex.schedule.borrow().clone(),
-                at: 0,
-                strict: true,
-            };
-            let e = again.run(root, &mut st, self.quiescent, limit, &watch);
+            let mut e = again.run(root, &mut st, self.quiescent, limit, &watch);
+            if !matches!(e, End::Nondeterministic(_)) && report::kind_of(&e) != report::kind_of(end)
+            {
+                e = End::Nondeterministic(format!(
+                    "the first run ended in {:?} after {} steps, the replay of its schedule in {:?} \
+                     after {}",
+                    report::kind_of(end),
+                    ex.schedule.borrow().len(),
+                    report::kind_of(&e),
+                    again.schedule.borrow().len()
+                ));
+            }
             let r = report::build(&again, &e);
             again.teardown(self.unwind);
-            Some(r)
+            Some((r, e))
         };
         if let Some(s) = replay {
             let sched = parse_schedule(&s).unwrap_or_else(|e| panic!("{e}"));
-            let mut st = Replay {
-                s: sched,
-                at: 0,
-                strict: true,
-            };
+            let mut st = Replay::new(sched, true);
             let (ex, end) = run_one(&mut st, &mut stats, true);
             stats.executions = 1;
-            let r = fail(&ex, &end, &mut stats);
+            let r = match end {
+                // The replay itself found the schedule's choices not enabled.
+                End::Nondeterministic(_) => Some(report::build(&ex, &end)),
+                _ => fail(&ex, &end, &mut stats).map(|(r, _)| r),
+            };
             ex.teardown(self.unwind);
             stats.elapsed = t0.elapsed();
             return match r {
@@ -827,10 +988,10 @@ impl Builder {
                     } else {
                         stats.executions += 1;
                     }
-                    if let Some(r) = fail(&ex, &end, &mut stats) {
+                    if let Some((r, e)) = fail(&ex, &end, &mut stats) {
                         let s = ex.schedule.borrow().clone();
                         ex.teardown(self.unwind);
-                        found = Some((r, s, end));
+                        found = Some((r, s, e));
                         break;
                     }
                     let nprocs = ex.procs.borrow().len();
@@ -842,6 +1003,28 @@ impl Builder {
                     ex.teardown(self.unwind);
                     if !more {
                         stats.complete = stats.cut == 0;
+                        break;
+                    }
+                    if out_of_time(&stats) {
+                        break;
+                    }
+                }
+            }
+            Mode::Delay(bound) => {
+                let mut st = Delay::new(bound);
+                loop {
+                    let (ex, end) = run_one(&mut st, &mut stats, false);
+                    stats.executions += 1;
+                    if let Some((r, e)) = fail(&ex, &end, &mut stats) {
+                        let s = ex.schedule.borrow().clone();
+                        ex.teardown(self.unwind);
+                        found = Some((r, s, e));
+                        break;
+                    }
+                    let len = ex.schedule.borrow().len();
+                    ex.teardown(self.unwind);
+                    if !st.next(len) {
+                        stats.complete = !st.cut && stats.cut == 0;
                         break;
                     }
                     if out_of_time(&stats) {
@@ -861,10 +1044,10 @@ impl Builder {
                     };
                     stats.executions += 1;
                     len = len.max(ex.schedule.borrow().len());
-                    if let Some(r) = fail(&ex, &end, &mut stats) {
+                    if let Some((r, e)) = fail(&ex, &end, &mut stats) {
                         let s = ex.schedule.borrow().clone();
                         ex.teardown(self.unwind);
-                        found = Some((r, s, end));
+                        found = Some((r, s, e));
                         break;
                     }
                     ex.teardown(self.unwind);
@@ -891,7 +1074,7 @@ impl Builder {
         mut best: Report,
         mut sched: Vec<Choice>,
         end: &End,
-        root: &dyn Fn(),
+        root: exec::Root<'_>,
         (stacks, names): (&RefCell<Vec<DefaultStack>>, &RefCell<Names>),
         watch: &Watch,
     ) -> Report {
@@ -906,11 +1089,7 @@ impl Builder {
             let mut cand = sched.clone();
             cand.remove(i);
             let ex = Exec::new(stacks, names, self.stack_size, true);
-            let mut st = Replay {
-                s: cand,
-                at: 0,
-                strict: false,
-            };
+            let mut st = Replay::new(cand, false);
             let e = ex.run(root, &mut st, self.quiescent, limit, watch);
             let same = !matches!(e, End::Complete | End::Pruned | End::Nondeterministic(_))
                 && report::kind_of(&e) == kind
@@ -955,7 +1134,7 @@ pub(crate) unsafe fn spawn(
 /// A process of the check ends: its exit is a step (touching its join slot and
 /// its scope), and a panic is recorded as the execution's failure.
 pub(crate) fn exit(slot: usize, scope: usize, panic: Option<&crate::ProcessError>) {
-    use hoare_core::step::{Class, Obj, Op, OpKind};
+    use hoare_core::step::{Class, Obj, Objs, Op, OpKind};
     let ex = exec::current();
     if ex.is_null() {
         return;
@@ -964,12 +1143,12 @@ pub(crate) fn exit(slot: usize, scope: usize, panic: Option<&crate::ProcessError
     // address only when the id is not known.
     let _ = slot;
     let me = exec::current_proc().unwrap_or(0) as usize;
-    let mut objs = vec![Obj {
+    let mut objs = Objs::one(Obj {
         addr: me,
         class: Class::Join,
         access: Access::Other,
         info: None,
-    }];
+    });
     if scope != 0 {
         // Counting a scope down commutes with other count-downs (only the
         // owner's wait, a join step on the scope, conflicts with them).

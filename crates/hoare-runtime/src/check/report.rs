@@ -128,6 +128,8 @@ fn op_name(k: OpKind) -> &'static str {
     match k {
         OpKind::Send => "send",
         OpKind::Recv => "recv",
+        OpKind::ExtRecv => "extended recv (recv_with)",
+        OpKind::TimedExtRecv => "extended recv (recv_with, timed)",
         OpKind::TrySend => "try_send",
         OpKind::TryRecv => "try_recv",
         OpKind::TimedSend => "send (timed)",
