@@ -195,7 +195,16 @@ impl Core {
         let mut reported = false;
         let mut nap = Duration::from_micros(50);
         loop {
-            self.threads.retain(|t| !t.is_finished());
+            // Join the finished ones rather than drop their handles: a dropped
+            // handle detaches a thread that may still be exiting, so it would
+            // outlive the shutdown (seen as a thread count one too high).
+            let (done, live): (Vec<_>, Vec<_>) = std::mem::take(&mut self.threads)
+                .into_iter()
+                .partition(|t| t.is_finished());
+            self.threads = live;
+            for t in done {
+                let _ = t.join();
+            }
             if self.threads.is_empty() {
                 return true;
             }
