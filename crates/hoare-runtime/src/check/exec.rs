@@ -277,6 +277,29 @@ pub(crate) struct Names {
     /// The length of the last execution (the next one's buffers start that
     /// large).
     hint: usize,
+    /// The last execution's buffers, cleared, for the next one.
+    spare: Spare,
+}
+
+/// An execution's buffers, kept (cleared, with their capacity) from one
+/// execution to the next: an exhaustive check runs thousands of executions of
+/// a few dozen steps, and allocating these afresh for each one was a fifth of
+/// its instructions (malloc and free).
+#[derive(Default)]
+struct Spare {
+    #[allow(clippy::vec_box)]
+    procs: Vec<Box<CProc>>,
+    woken: Vec<u32>,
+    ready: ReadySet,
+    log: EnLog,
+    alts_on: FxMap<u32, Vec<u32>>,
+    made: FxMap<u64, u64>,
+    shown: FxMap<u32, u32>,
+    obj_info: Vec<Option<ObjInfo>>,
+    trace: Vec<Event>,
+    schedule: Vec<Choice>,
+    cur_acc: Vec<(u32, Access)>,
+    cur_woke: Vec<u32>,
 }
 
 impl Names {
@@ -482,34 +505,39 @@ impl Exec {
         record: bool,
     ) -> Self {
         let base = Instant::now();
-        let hint = names.borrow().hint.min(1 << 20);
+        let (hint, mut sp) = {
+            let mut n = names.borrow_mut();
+            (n.hint.min(1 << 20), std::mem::take(&mut n.spare))
+        };
+        // Sized as the last execution of the check: no regrowth per step (a
+        // no-op on the last execution's buffers).
+        sp.log.deltas.reserve(3 * hint);
+        sp.log.marks.reserve(hint + 1);
+        sp.trace.reserve(if record { hint } else { 0 });
+        sp.schedule.reserve(hint);
         Exec {
-            procs: RefCell::new(Vec::new()),
+            procs: RefCell::new(sp.procs),
             now: Cell::new(base),
             base,
-            woken: RefCell::new(Vec::new()),
-            ready: RefCell::new(ReadySet::default()),
-            log: RefCell::new(EnLog {
-                deltas: Vec::with_capacity(3 * hint),
-                marks: Vec::with_capacity(hint + 1),
-            }),
+            woken: RefCell::new(sp.woken),
+            ready: RefCell::new(sp.ready),
+            log: RefCell::new(sp.log),
             timers: RefCell::new(BTreeSet::new()),
-            alts_on: RefCell::new(FxMap::default()),
-            made: RefCell::new(FxMap::default()),
+            alts_on: RefCell::new(sp.alts_on),
+            made: RefCell::new(sp.made),
             names,
-            shown: RefCell::new(FxMap::default()),
-            obj_info: RefCell::new(Vec::new()),
-            // Sized as the last execution of the check: no regrowth per step.
-            trace: RefCell::new(Vec::with_capacity(if record { hint } else { 0 })),
-            schedule: RefCell::new(Vec::with_capacity(hint)),
+            shown: RefCell::new(sp.shown),
+            obj_info: RefCell::new(sp.obj_info),
+            trace: RefCell::new(sp.trace),
+            schedule: RefCell::new(sp.schedule),
             panic: RefCell::new(None),
             root_done: Cell::new(false),
             running: Cell::new(u32::MAX),
             stacks,
             stack_size,
             record,
-            cur_acc: RefCell::new(Vec::new()),
-            cur_woke: RefCell::new(Vec::new()),
+            cur_acc: RefCell::new(sp.cur_acc),
+            cur_woke: RefCell::new(sp.cur_woke),
         }
     }
 
@@ -1160,8 +1188,8 @@ impl Exec {
             unsafe { park::set_current_process(None) };
         }
         self.woken.borrow_mut().clear();
-        let procs = std::mem::take(&mut *self.procs.borrow_mut());
-        for p in procs {
+        let mut procs = std::mem::take(&mut *self.procs.borrow_mut());
+        for p in procs.drain(..) {
             // SAFETY: nothing runs the coroutine any more.
             if let Some(c) = unsafe { (*p.coro.get()).take() } {
                 // SAFETY: the stack cache outlives every execution.
@@ -1170,6 +1198,50 @@ impl Exec {
             if !unwind && p.unwinding.get() {
                 std::mem::forget(p);
             }
+        }
+        // Empty, its capacity kept for the next execution (see `Spare`).
+        *self.procs.borrow_mut() = procs;
+    }
+}
+
+impl Drop for Exec {
+    /// Hands the buffers, cleared, to the next execution (see [`Spare`]).
+    fn drop(&mut self) {
+        // The processes go first, as they did when they were the first field
+        // dropped (after `teardown` there are none).
+        self.procs.get_mut().clear();
+        let mut sp = Spare {
+            procs: std::mem::take(self.procs.get_mut()),
+            woken: std::mem::take(self.woken.get_mut()),
+            ready: std::mem::take(self.ready.get_mut()),
+            log: std::mem::take(self.log.get_mut()),
+            alts_on: std::mem::take(self.alts_on.get_mut()),
+            made: std::mem::take(self.made.get_mut()),
+            shown: std::mem::take(self.shown.get_mut()),
+            obj_info: std::mem::take(self.obj_info.get_mut()),
+            trace: std::mem::take(self.trace.get_mut()),
+            schedule: std::mem::take(self.schedule.get_mut()),
+            cur_acc: std::mem::take(self.cur_acc.get_mut()),
+            cur_woke: std::mem::take(self.cur_woke.get_mut()),
+        };
+        sp.woken.clear();
+        sp.ready.items.clear();
+        sp.ready.pos.clear();
+        sp.log.deltas.clear();
+        sp.log.marks.clear();
+        sp.alts_on.clear();
+        sp.made.clear();
+        sp.shown.clear();
+        sp.obj_info.clear();
+        sp.trace.clear();
+        sp.schedule.clear();
+        sp.cur_acc.clear();
+        sp.cur_woke.clear();
+        // SAFETY: the names outlive every execution of the check. Two
+        // executions may be alive at once (a failure and its replay): the one
+        // dropped last leaves its buffers, the other's are freed.
+        if let Ok(mut n) = unsafe { (*self.names).try_borrow_mut() } {
+            n.spare = sp;
         }
     }
 }
