@@ -27,7 +27,7 @@ struct Node {
 }
 
 /// The accesses of a step, shared between the trace and the sleep sets.
-type Acc = std::rc::Rc<[(u32, Access)]>;
+type Acc = super::exec::Accs;
 
 /// The exploration tree's current branch.
 #[derive(Default)]
@@ -228,7 +228,7 @@ impl Dpor {
                 .get(depth)
                 .filter(|e| e.choice == node.chosen)
                 .map(|e| e.acc.clone())
-                .unwrap_or_else(|| Acc::from(Vec::new()));
+                .unwrap_or_else(|| Acc::new(&[]));
             if !node.done.iter().any(|(c, _)| *c == node.chosen) {
                 node.done.push((node.chosen, acc));
             }

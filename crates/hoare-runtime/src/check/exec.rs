@@ -224,6 +224,41 @@ impl Park for CProc {
     }
 }
 
+/// The objects one step touched and how. Up to three are kept inline (a
+/// step touches a channel or two, a join, the clock): recording a step and
+/// copying its accesses into the explorer's sleep sets allocate nothing (an
+/// `Rc<[_]>` per step was one `malloc` and one `free` per step). More (an alt
+/// of many guards) go on the heap.
+#[derive(Clone, Debug)]
+pub(crate) enum Accs {
+    /// The first `len` are the accesses (the rest are filler).
+    Inline(u8, [(u32, Access); 3]),
+    Heap(Box<[(u32, Access)]>),
+}
+
+impl Accs {
+    pub(crate) fn new(a: &[(u32, Access)]) -> Self {
+        let mut inline = [(0, Access::Other); 3];
+        match inline.get_mut(..a.len()) {
+            Some(dst) => {
+                dst.copy_from_slice(a);
+                Accs::Inline(a.len() as u8, inline)
+            }
+            None => Accs::Heap(a.into()),
+        }
+    }
+}
+
+impl std::ops::Deref for Accs {
+    type Target = [(u32, Access)];
+    fn deref(&self) -> &[(u32, Access)] {
+        match self {
+            Accs::Inline(n, a) => &a[..*n as usize],
+            Accs::Heap(b) => b,
+        }
+    }
+}
+
 /// One executed step, for the explorer and the report.
 #[derive(Clone, Debug)]
 pub(crate) struct Event {
@@ -232,7 +267,7 @@ pub(crate) struct Event {
     /// What it was (the operation, or the timed wait that timed out).
     pub(crate) kind: Option<OpKind>,
     /// The objects it touched and how (object ids in order of first appearance).
-    pub(crate) acc: std::rc::Rc<[(u32, Access)]>,
+    pub(crate) acc: Accs,
     /// The processes it woke or spawned (they continued within it).
     pub(crate) woke: Vec<u32>,
     /// The processes whose timeout was enabled before this step and which it woke
@@ -993,7 +1028,7 @@ impl Exec {
             .copied()
             .filter(|w| fires_before.contains(w) && Choice::Fire(*w) != c)
             .collect();
-        let acc: std::rc::Rc<[(u32, Access)]> = self.cur_acc.borrow().as_slice().into();
+        let acc = Accs::new(&self.cur_acc.borrow());
         self.trace.borrow_mut().push(Event {
             choice: c,
             proc,
