@@ -489,6 +489,18 @@ fn reports_name_extended_receives_and_the_root_site() {
     let t = r.to_string();
     assert!(t.contains("extended recv (recv_with)"), "{t}");
     assert!(!t.contains("try_recv"), "{t}");
+    // The same on a broadcast reader.
+    let r = Builder::new()
+        .try_run(|| {
+            let (tx, rx) = hoare::broadcast::<u32>();
+            let h = hoare::spawn(move || tx.send(1).unwrap());
+            let v = rx.recv_with(|v| v + 1).unwrap();
+            h.join().unwrap();
+            assert_eq!(v, 3, "the value");
+        })
+        .unwrap_err();
+    let t = r.to_string();
+    assert!(t.contains("extended recv (recv_with)"), "{t}");
     let line = line!() + 2;
     let r = Builder::new()
         .try_run(|| {

@@ -934,10 +934,14 @@ impl<T: Clone> RawBroadcast<T> {
     ) -> Result<(Shared<T>, u64), RecvFailure> {
         crate::check_step!(|| {
             use crate::step::OpKind;
-            match deadline {
-                None => self.step_op(OpKind::TryRecv, false),
-                Some(None) => self.step_op(OpKind::Recv, false),
-                Some(Some(_)) => self.step_op(OpKind::TimedRecv, true),
+            // A held (extended) receive names itself as one in reports; a
+            // `try_` one is a try-receive either way (as on a channel).
+            match (deadline, held) {
+                (None, _) => self.step_op(OpKind::TryRecv, false),
+                (Some(None), false) => self.step_op(OpKind::Recv, false),
+                (Some(None), true) => self.step_op(OpKind::ExtRecv, false),
+                (Some(Some(_)), false) => self.step_op(OpKind::TimedRecv, true),
+                (Some(Some(_)), true) => self.step_op(OpKind::TimedExtRecv, true),
             }
         });
         let mut garbage = Vec::new();
