@@ -923,9 +923,13 @@ impl Builder {
         // A failing execution is replayed (recorded, for the report) before
         // it is reported, and the replay must meet the same enabled set at
         // every step: a network that depends on something outside hoare is
-        // reported as not deterministic, not as failing. Returns the report
-        // and how the replay ended.
-        let fail = |ex: &Exec, end: &End, stats: &mut Stats| -> Option<(Report, End)> {
+        // reported as not deterministic, not as failing. Returns the report,
+        // the failing schedule and how the replay ended; the failing
+        // execution is torn down.
+        let fail = |ex: &Exec,
+                    end: &End,
+                    stats: &mut Stats|
+         -> Option<(Report, Vec<Choice>, End)> {
             match end {
                 End::Complete | End::Pruned => return None,
                 End::StepLimit if self.max_steps.is_some() => {
@@ -934,7 +938,8 @@ impl Builder {
                 }
                 _ => {}
             }
-            let mut st = Replay::new(ex.schedule.borrow().clone(), true);
+            let schedule = ex.schedule.borrow().clone();
+            let mut st = Replay::new(schedule.clone(), true);
             st.expect = Some(exec::EnSets::new(ex.log.borrow().clone(), self.quiescent));
             // One execution at a time: the first one's leftover processes go
             // before the replay runs the network again (the caller's later
@@ -955,7 +960,7 @@ impl Builder {
             }
             let r = report::build(&again, &e);
             again.teardown(self.unwind);
-            Some((r, e))
+            Some((r, schedule, e))
         };
         if let Some(s) = replay {
             let sched = parse_schedule(&s).unwrap_or_else(|e| panic!("{e}"));
@@ -965,7 +970,7 @@ impl Builder {
             let r = match end {
                 // The replay itself found the schedule's choices not enabled.
                 End::Nondeterministic(_) => Some(report::build(&ex, &end)),
-                _ => fail(&ex, &end, &mut stats).map(|(r, _)| r),
+                _ => fail(&ex, &end, &mut stats).map(|(r, _, _)| r),
             };
             ex.teardown(self.unwind);
             stats.elapsed = t0.elapsed();
@@ -988,10 +993,8 @@ impl Builder {
                     } else {
                         stats.executions += 1;
                     }
-                    if let Some((r, e)) = fail(&ex, &end, &mut stats) {
-                        let s = ex.schedule.borrow().clone();
-                        ex.teardown(self.unwind);
-                        found = Some((r, s, e));
+                    if let Some(f) = fail(&ex, &end, &mut stats) {
+                        found = Some(f);
                         break;
                     }
                     let nprocs = ex.procs.borrow().len();
@@ -1015,10 +1018,8 @@ impl Builder {
                 loop {
                     let (ex, end) = run_one(&mut st, &mut stats, false);
                     stats.executions += 1;
-                    if let Some((r, e)) = fail(&ex, &end, &mut stats) {
-                        let s = ex.schedule.borrow().clone();
-                        ex.teardown(self.unwind);
-                        found = Some((r, s, e));
+                    if let Some(f) = fail(&ex, &end, &mut stats) {
+                        found = Some(f);
                         break;
                     }
                     let len = ex.schedule.borrow().len();
@@ -1044,10 +1045,8 @@ impl Builder {
                     };
                     stats.executions += 1;
                     len = len.max(ex.schedule.borrow().len());
-                    if let Some((r, e)) = fail(&ex, &end, &mut stats) {
-                        let s = ex.schedule.borrow().clone();
-                        ex.teardown(self.unwind);
-                        found = Some((r, s, e));
+                    if let Some(f) = fail(&ex, &end, &mut stats) {
+                        found = Some(f);
                         break;
                     }
                     ex.teardown(self.unwind);
