@@ -265,7 +265,7 @@ impl Pool {
         let lists = Arc::clone(&self.lists);
         let slot = self.slot;
         let spawned = std::thread::Builder::new()
-            .name("hoare-stack-trim".into())
+            .name("hoare-trim".into())
             .stack_size(64 * 1024)
             .spawn(move || trim(&lists, slot));
         match spawned {
