@@ -10,23 +10,41 @@
 //! on a mapping of its own: a failure on a real slab (out of memory, say) fails
 //! that spawn alone and never changes how later guards are installed.
 //!
+//! Free slots above [`KEEP_RESIDENT`] give their memory back to the OS on a
+//! thread of the pool's own (the trimmer, started the first time there are that
+//! many), not on the worker that freed them: a burst of processes ending (a join
+//! of many) does not wait for the `MADV_DONTNEED` of each one's stack. The
+//! trimmer waits [`TRIM_DELAY`] (a second) after the excess arises before it
+//! starts, as Go's scavenger returns freed stacks lazily: a burst of spawns that
+//! follows reuses them resident. Idle memory is back to `KEEP_RESIDENT` slots'
+//! worth a little after that.
+//!
 //! Sizes are checked: a stack larger than [`MAX_STACK`] (or one whose slot size
 //! would overflow) is refused with [`std::io::ErrorKind::InvalidInput`], and a
 //! failed `mmap` or guard installation comes back as the OS error.
 
 use crate::sync::lock;
 use corosensei::stack::{valgrind::ValgrindStackRegistration, Stack, StackPointer};
+use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::thread::JoinHandle;
 
 pub(crate) const PAGE: usize = 4096;
 pub(crate) const GUARD: usize = PAGE;
 const MADV_GUARD_INSTALL: libc::c_int = 102;
 /// Ranges per `process_madvise` call (the kernel's `UIO_MAXIOV`).
 const IOV_MAX: usize = 1024;
-/// Free slots kept in a pool before further returned ones are given back to the OS.
+/// Free slots kept resident in a pool; the trimmer gives the memory of further
+/// ones back to the OS.
 const KEEP_RESIDENT: usize = 4096;
+/// Slots the trimmer takes out of the free list at a time (one or a few
+/// `process_madvise` calls), so that the pool's lock is never held for long.
+const TRIM_BATCH: usize = 1024;
+/// How long free slots above `KEEP_RESIDENT` stay resident before the trimmer
+/// gives their memory back.
+const TRIM_DELAY: std::time::Duration = std::time::Duration::from_millis(1000);
 /// Virtual bytes per slab (slabs are `MAP_NORESERVE`, so this costs address space only).
 const SLAB_BYTES: usize = 64 << 20;
 /// The largest usable stack a process may ask for: 1 GiB (Go's limit for a
@@ -86,13 +104,36 @@ struct Slab {
 unsafe impl Send for Slab {}
 
 struct Inner {
-    /// Free slots whose pages may still be resident (at most `KEEP_RESIDENT`);
-    /// handed out first.
-    free: Vec<usize>,
+    /// Free slots whose pages may still be resident, oldest first; handed out
+    /// newest first. The trimmer takes the oldest of those above `KEEP_RESIDENT`.
+    free: VecDeque<usize>,
     /// Free slots whose memory went back to the OS (guards kept); handed out
     /// before new slots are carved.
     released: Vec<usize>,
     slabs: Vec<Slab>,
+    trimmer: Trimmer,
+    /// The trimmer waits for work (a notify is needed to wake it).
+    trimmer_idle: bool,
+    /// The pool is going away: the trimmer stops.
+    stop: bool,
+}
+
+/// Whether the pool's trimmer thread runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Trimmer {
+    NotStarted,
+    Running,
+    /// The OS refused the thread: `free_batch` releases the excess itself.
+    Failed,
+}
+
+/// What a pool shares with its trimmer thread.
+struct Lists {
+    inner: Mutex<Inner>,
+    /// Wakes the trimmer (free slots above `KEEP_RESIDENT`, or `stop`).
+    wake: Condvar,
+    /// `TRIM_DELAY` (shorter in tests).
+    delay: std::time::Duration,
 }
 
 /// A pool of stack slots of one size.
@@ -102,7 +143,9 @@ pub(crate) struct Pool {
     /// Offset of the process header within the slot (= stack base).
     header_offset: usize,
     per_slab: usize,
-    inner: Mutex<Inner>,
+    lists: Arc<Lists>,
+    /// The trimmer thread, joined when the pool goes.
+    trimmer: Mutex<Option<JoinHandle<()>>>,
     /// Slots leaked on purpose (a process unwound at shutdown whose stack another
     /// party may still write to): while any is, the slabs are never unmapped.
     kept: std::sync::atomic::AtomicUsize,
@@ -120,11 +163,19 @@ impl Pool {
             // Huge stacks get slabs of their own (a slab of several would cost
             // several times their size in address space).
             per_slab: (SLAB_BYTES / slot).clamp(1, 4096),
-            inner: Mutex::new(Inner {
-                free: Vec::new(),
-                released: Vec::new(),
-                slabs: Vec::new(),
+            lists: Arc::new(Lists {
+                inner: Mutex::new(Inner {
+                    free: VecDeque::new(),
+                    released: Vec::new(),
+                    slabs: Vec::new(),
+                    trimmer: Trimmer::NotStarted,
+                    trimmer_idle: false,
+                    stop: false,
+                }),
+                wake: Condvar::new(),
+                delay: TRIM_DELAY,
             }),
+            trimmer: Mutex::new(None),
             kept: std::sync::atomic::AtomicUsize::new(0),
         })
     }
@@ -138,7 +189,7 @@ impl Pool {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        lock(&self.inner)
+        lock(&self.lists.inner)
     }
 
     /// Moves `n` free slots into `out`, mapping a new slab when none is free; on
@@ -175,41 +226,65 @@ impl Pool {
         Ok(())
     }
 
-    /// Gives `slots` back. Up to `KEEP_RESIDENT` free slots keep their memory; the
-    /// memory of the others goes back to the OS (their guards stay), in as few
-    /// system calls as possible: adjacent slots are advised as one range (a guard
-    /// page inside such a range keeps its guard: `MADV_DONTNEED` leaves guard
-    /// markers and `PROT_NONE` alike), and the ranges go to the kernel in batches
-    /// of `IOV_MAX` per `process_madvise` where it allows that. The system calls run
-    /// outside the pool's lock, before the slots become visible to `alloc_batch`.
+    /// Gives `slots` back. They stay resident; when more than `KEEP_RESIDENT`
+    /// are free, the trimmer is woken (started the first time) to give the memory
+    /// of the oldest ones back to the OS (see [`Pool::release_slots`]). If the OS
+    /// refuses the trimmer its thread, the caller releases them itself.
     pub(crate) fn free_batch(&self, slots: impl Iterator<Item = usize>) {
-        let mut rest = Vec::new();
-        {
-            let mut g = self.lock();
-            for s in slots {
-                if g.free.len() < KEEP_RESIDENT {
-                    g.free.push(s);
-                } else {
-                    rest.push(s);
-                }
-            }
-        }
-        if rest.is_empty() {
+        let mut g = self.lock();
+        g.free.extend(slots);
+        if g.free.len() <= KEEP_RESIDENT {
             return;
         }
-        rest.sort_unstable();
-        let mut ranges: Vec<(usize, usize)> = Vec::new();
-        for &s in &rest {
-            match ranges.last_mut() {
-                // `s` starts where the previous range's last slot ends.
-                Some((start, len)) if *start + *len == s => *len += self.slot,
-                _ => ranges.push((s + GUARD, self.slot - GUARD)),
+        match g.trimmer {
+            Trimmer::Running => {
+                if g.trimmer_idle {
+                    g.trimmer_idle = false;
+                    drop(g);
+                    self.lists.wake.notify_one();
+                }
+            }
+            Trimmer::NotStarted => {
+                g.trimmer = Trimmer::Running;
+                drop(g);
+                self.start_trimmer();
+            }
+            Trimmer::Failed => {
+                let n = g.free.len() - KEEP_RESIDENT;
+                let rest: Vec<usize> = g.free.drain(..n).collect();
+                drop(g);
+                self.release_slots(rest);
             }
         }
-        // SAFETY: the ranges are the usable memory and headers of slots of this
-        // pool that were given back (no process uses them) and that no other
-        // party can take before we push them to `released` below.
-        unsafe { release_ranges(&ranges) };
+    }
+
+    /// Starts the trimmer thread, or marks it failed and releases the excess
+    /// here (as `free_batch` does from then on).
+    #[cold]
+    fn start_trimmer(&self) {
+        let lists = Arc::clone(&self.lists);
+        let slot = self.slot;
+        let spawned = std::thread::Builder::new()
+            .name("hoare-trim".into())
+            .stack_size(64 * 1024)
+            .spawn(move || trim(&lists, slot));
+        match spawned {
+            Ok(h) => *lock(&self.trimmer) = Some(h),
+            Err(_) => {
+                let mut g = self.lock();
+                g.trimmer = Trimmer::Failed;
+                let n = g.free.len().saturating_sub(KEEP_RESIDENT);
+                let rest: Vec<usize> = g.free.drain(..n).collect();
+                drop(g);
+                self.release_slots(rest);
+            }
+        }
+    }
+
+    /// Gives the memory of free slots taken out of the free list back to the OS
+    /// and lists them as released (see [`release_slots`]).
+    fn release_slots(&self, rest: Vec<usize>) {
+        let rest = release_slots(self.slot, rest);
         self.lock().released.extend(rest);
     }
 
@@ -300,11 +375,17 @@ fn layout(usable: usize, header: usize) -> io::Result<(usize, usize)> {
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        // The trimmer may be advising slab memory: it stops before any unmap.
+        self.lock().stop = true;
+        self.lists.wake.notify_one();
+        if let Some(h) = lock(&self.trimmer).take() {
+            let _ = h.join();
+        }
         if *self.kept.get_mut() > 0 {
             // Some stack may still be written to (see `kept`): leak the slabs.
             return;
         }
-        let g = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
+        let mut g = self.lock();
         for s in g.slabs.drain(..) {
             // Deregister from valgrind before the memory goes.
             drop(s._valgrind);
@@ -313,6 +394,76 @@ impl Drop for Pool {
             unsafe { libc::munmap(s.base as *mut libc::c_void, s.len) };
         }
     }
+}
+
+/// The trimmer thread's loop: takes the oldest free slots above `KEEP_RESIDENT`,
+/// `TRIM_BATCH` at a time, gives their memory back outside the lock, and lists
+/// them as released; sleeps when there are no more; ends when the pool goes.
+fn trim(lists: &Lists, slot: usize) {
+    let mut g = lock(&lists.inner);
+    // Whether the excess has been left alone for `TRIM_DELAY` since it arose.
+    let mut aged = false;
+    loop {
+        if g.stop {
+            return;
+        }
+        let excess = g.free.len().saturating_sub(KEEP_RESIDENT);
+        if excess == 0 {
+            aged = false;
+            g.trimmer_idle = true;
+            g = lists.wake.wait(g).unwrap_or_else(|p| p.into_inner());
+            continue;
+        }
+        if !aged {
+            // Let the burst of frees that made the excess end first (and a new
+            // burst of spawns reuse what it freed); wakes early only to stop.
+            aged = true;
+            let deadline = std::time::Instant::now() + lists.delay;
+            while !g.stop {
+                let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) else {
+                    break;
+                };
+                g = lists
+                    .wake
+                    .wait_timeout(g, left)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+            continue;
+        }
+        let batch: Vec<usize> = g.free.drain(..excess.min(TRIM_BATCH)).collect();
+        drop(g);
+        let batch = release_slots(slot, batch);
+        g = lock(&lists.inner);
+        g.released.extend(batch);
+    }
+}
+
+/// Gives the memory of free slots (of `slot` bytes each) back to the OS, their
+/// guards staying, in as few system calls as possible: adjacent slots are advised
+/// as one range (a guard page inside such a range keeps its guard:
+/// `MADV_DONTNEED` leaves guard markers and `PROT_NONE` alike), and the ranges go
+/// to the kernel in batches of `IOV_MAX` per `process_madvise` where it allows
+/// that. The slots must be out of every list meanwhile (nobody may take them);
+/// returns them, sorted, to be listed as released.
+fn release_slots(slot: usize, mut rest: Vec<usize>) -> Vec<usize> {
+    if rest.is_empty() {
+        return rest;
+    }
+    rest.sort_unstable();
+    let mut ranges: Vec<(usize, usize)> = Vec::new();
+    for &s in &rest {
+        match ranges.last_mut() {
+            // `s` starts where the previous range's last slot ends.
+            Some((start, len)) if *start + *len == s => *len += slot,
+            _ => ranges.push((s + GUARD, slot - GUARD)),
+        }
+    }
+    // SAFETY: the ranges are the usable memory and headers of free slots of one
+    // pool (no process uses them), out of the pool's lists, so nobody can take
+    // them before the caller lists them as released.
+    unsafe { release_ranges(&ranges) };
+    rest
 }
 
 /// A pidfd for this process (for `process_madvise`), or -1 when unavailable.
@@ -505,6 +656,55 @@ mod tests {
         assert_eq!(p.per_slab, 1);
         let p = Pool::new(0, 256).expect("rounded up");
         assert_eq!(p.usable(), MIN_STACK + (PAGE - 256));
+    }
+
+    /// The trimmer gives back the memory of the oldest free slots above
+    /// `KEEP_RESIDENT` (they read as zeros afterwards and are handed out again
+    /// after the resident ones), keeps the newest `KEEP_RESIDENT` resident, and
+    /// a pool whose trimmer waits out its delay can be dropped.
+    #[test]
+    fn trimmer_releases_the_oldest_excess() {
+        let mut p = Pool::new(0, 256).expect("pool");
+        Arc::get_mut(&mut p.lists).expect("no trimmer yet").delay =
+            std::time::Duration::from_millis(10);
+        let n = KEEP_RESIDENT + 100;
+        let mut slots = Vec::new();
+        p.alloc_batch(&mut slots, n).expect("slots");
+        let top = |s: usize| (s + p.header_offset()) as *mut u8;
+        for &s in &slots {
+            // SAFETY: the header range of a slot we hold.
+            unsafe { top(s).write(1) };
+        }
+        p.free_batch(slots.iter().copied());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while p.lock().released.len() < 100 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the trimmer never ran"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let g = p.lock();
+        assert_eq!(g.free.len(), KEEP_RESIDENT);
+        let mut released = g.released.clone();
+        released.sort_unstable();
+        assert_eq!(released, slots[..100], "the oldest ones go");
+        drop(g);
+        for &s in &slots[..100] {
+            // SAFETY: a released slot of this pool, nobody else's.
+            let v = unsafe { top(s).read() };
+            assert_eq!(v, 0, "released memory reads as zeros");
+        }
+        // SAFETY: as above, a resident free slot.
+        let v = unsafe { top(slots[100]).read() };
+        assert_eq!(v, 1, "kept resident");
+        let mut again = Vec::new();
+        p.alloc_batch(&mut again, KEEP_RESIDENT + 1).expect("slots");
+        assert_eq!(again.iter().filter(|s| slots[..100].contains(s)).count(), 1);
+        p.free_batch(again.into_iter());
+        // Above the bound again: the trimmer sleeps out its delay; dropping the
+        // pool stops it (a hang here is the failure).
+        drop(p);
     }
 
     #[test]
