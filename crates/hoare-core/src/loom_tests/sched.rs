@@ -88,6 +88,51 @@ fn idle_notify_one_wakes_light_sleeper() {
     loom::model(|| work_reaches_worker(false, true, Idle::notify_one));
 }
 
+/// Catches a sleeper that misses an earlier timer (issue 16): worker 0 goes to
+/// sleep until its own deadline (100) while worker 1 arms a timer due at 10 and
+/// goes on computing. The sleeper publishes its deadline and re-reads the timers
+/// (`Idle::publish_deadline`, as `WorkerLocal::publish_deadline` does); the
+/// armer publishes its timer and then reads the deadlines (`Idle::timer_armed`).
+/// Either the sleeper sees the timer (and would sleep only until it) or the
+/// armer wakes it; loom reports the sleeper asleep for ever otherwise (its
+/// timeout never fires under loom). (Breaking it: drop the fence in
+/// `publish_deadline`, or re-read the timers before publishing, and loom finds
+/// the sleeper asleep past the timer.)
+#[test]
+fn timer_armed_wakes_a_later_sleeper() {
+    use crate::sched::NO_DEADLINE;
+    use loom::sync::atomic::AtomicU64;
+    const OWN: u64 = 100;
+    const TIMER: u64 = 10;
+    loom::model(|| {
+        let idle = Arc::new(Idle::new(2));
+        // The armer's worker's earliest timer (`Timers::earliest`).
+        let earliest = Arc::new(AtomicU64::new(NO_DEADLINE));
+        let (i2, e2) = (idle.clone(), earliest.clone());
+        let sleeper = thread::spawn(move || {
+            i2.prepare_sleep(0, false);
+            // Found nothing; its own deadline first, then the timers again.
+            i2.publish_deadline(0, OWN);
+            let until = OWN.min(e2.load(Ordering::Acquire));
+            if until <= TIMER {
+                // Sleeps until the timer: in time (loom has no clock to wait for).
+                if i2.cancel_sleep(0) {
+                    i2.end_search();
+                }
+            } else {
+                // Past the timer: only a wake from the armer helps.
+                let woken = i2.sleep(0, Some(std::time::Duration::from_nanos(until)));
+                assert!(woken);
+                i2.end_search();
+            }
+            i2.clear_deadline(0);
+        });
+        earliest.store(TIMER, Ordering::Release);
+        idle.timer_armed(TIMER);
+        sleeper.join().unwrap();
+    });
+}
+
 /// Catches a lost wake-up in `Park::park_releasing` for processes: the worker parks
 /// the process with plain stores (`park_sole_uncontended`) while the process still
 /// holds the channel lock, and only then releases it, so the unparker, who must

@@ -17,6 +17,15 @@
 //! should take at once ([`Idle::notify_one`]) wakes either kind; a lone displaced
 //! task ([`Idle::notify_weak`]) wakes only a deep sleeper, since a light one is
 //! already watching and will steal it if its worker stops making progress.
+//!
+//! A sleeper with a deadline (its runtime's earliest timer, or the end of a
+//! nap) publishes it ([`Idle::publish_deadline`]) and then re-reads the timers;
+//! whoever arms a timer publishes it where sleepers read and then looks at the
+//! published deadlines ([`Idle::timer_armed`]), waking a sleeper that would
+//! sleep past it: a `SeqCst` fence on each side, so either the sleeper's re-read
+//! sees the new timer or the armer sees the sleeper's deadline. Without it a
+//! timer armed on a worker that then computes would wait for the sleeper's own
+//! (later) deadline.
 
 use crate::park::Unparker;
 use crate::sync::{self, fence, lock, AtomicU64, Condvar, Mutex, Ordering};
@@ -124,7 +133,16 @@ pub struct Idle {
     /// Signalled (under `sleepers`) when every worker sleeps without a deadline,
     /// and at [`stop_watch`](Idle::stop_watch): a deadlock detector waits on it.
     all_asleep: Condvar,
+    /// Per worker: until when it sleeps (see
+    /// [`publish_deadline`](Idle::publish_deadline)), [`AWAKE`] when it does not.
+    deadlines: Box<[AtomicU64]>,
 }
+
+/// A worker's published deadline while it does not sleep: no timer is earlier.
+pub const AWAKE: u64 = 0;
+/// A worker's published deadline while it sleeps until notified: every timer is
+/// earlier.
+pub const NO_DEADLINE: u64 = u64::MAX;
 
 /// The registered sleepers, and which of them sleep lightly.
 #[derive(Debug)]
@@ -209,6 +227,46 @@ impl Idle {
             }),
             parkers: (0..workers).map(|_| Sleeper::default()).collect(),
             all_asleep: Condvar::new(),
+            deadlines: (0..workers).map(|_| AtomicU64::new(AWAKE)).collect(),
+        }
+    }
+
+    /// Worker `i`, registered with [`prepare_sleep`](Self::prepare_sleep), will
+    /// sleep until `until` (in the clock of [`timer_armed`](Self::timer_armed)'s
+    /// callers, e.g. ns since the runtime's epoch; [`NO_DEADLINE`]: until
+    /// notified). The caller must then re-read every timer and sleep until the
+    /// earlier of the two, and [`clear_deadline`](Self::clear_deadline) when it
+    /// wakes: a timer armed meanwhile is either seen by that re-read or wakes it.
+    pub fn publish_deadline(&self, i: usize, until: u64) {
+        self.deadlines[i].store(until, Ordering::SeqCst);
+        // Pairs with the fence in `timer_armed` (a store-buffering pattern: one of
+        // the two sides sees the other's store).
+        fence(Ordering::SeqCst);
+    }
+
+    /// Worker `i` no longer sleeps (see [`publish_deadline`](Self::publish_deadline)).
+    #[inline]
+    pub fn clear_deadline(&self, i: usize) {
+        self.deadlines[i].store(AWAKE, Ordering::Relaxed);
+    }
+
+    /// Call after arming a timer due at `at` (in the clock of
+    /// [`publish_deadline`](Self::publish_deadline)) and publishing it where
+    /// sleepers re-read: wakes a sleeper that would sleep past `at` (it then sees
+    /// the timer and sleeps until it). Returns whether it woke one. One `SeqCst`
+    /// fence and a load per worker; the wake only when needed.
+    pub fn timer_armed(&self, at: u64) -> bool {
+        fence(Ordering::SeqCst);
+        let late = self
+            .deadlines
+            .iter()
+            .position(|d| d.load(Ordering::SeqCst) > at);
+        match late {
+            Some(j) => {
+                self.notify_worker(j);
+                true
+            }
+            None => false,
         }
     }
 

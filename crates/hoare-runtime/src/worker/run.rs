@@ -6,9 +6,11 @@
 use super::park::{set_not_running, set_running};
 use super::{release, WorkerLocal};
 use crate::proc::{Proc, Req, Task, PIN_PENDING};
+use crate::timers::nanos;
 use corosensei::CoroutineResult;
 use std::panic::Location;
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 /// After this many processes run in a row from the next slot while others wait
 /// (in the queue, the pinned queue or yielded), the oldest waiting one goes
@@ -236,11 +238,25 @@ impl WorkerLocal {
                 CoroutineResult::Yield(Req::ParkUntil(d)) => {
                     // From a `true` on someone else owns it: do not touch it.
                     match self.me().timers.park_until(t, d, self.index) {
-                        true => return,
+                        true => {
+                            self.timer_armed(d);
+                            return;
+                        }
                         false => continue,
                     }
                 }
             }
+        }
+    }
+
+    /// A timer at `d` was armed on this worker: if another worker sleeps past
+    /// it, wake that one (this worker may run a long process next, and a sleeping
+    /// worker otherwise first looks at this one's timers at its own deadline).
+    #[inline]
+    fn timer_armed(&self, d: Instant) {
+        if !self.solo {
+            let sh = self.shared();
+            sh.idle.timer_armed(nanos(sh.epoch, d));
         }
     }
 
