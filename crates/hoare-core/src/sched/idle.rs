@@ -28,7 +28,7 @@
 //! (later) deadline.
 
 use crate::park::Unparker;
-use crate::sync::{self, fence, lock, AtomicU64, Condvar, Mutex, Ordering};
+use crate::sync::{self, fence, lock, AtomicBool, AtomicU64, Condvar, Mutex, Ordering};
 use std::time::Duration;
 
 const SEARCH_ONE: u64 = 1;
@@ -48,6 +48,9 @@ const SLEEP_MASK: u64 = !SEARCH_MASK;
 struct Sleeper {
     woken: Mutex<SleepState>,
     cv: Condvar,
+    /// The worker's next [`Idle::notify_weak_once`] must notify: set when it
+    /// registers as a sleeper, cleared by that notify (only the worker touches it).
+    weak_due: AtomicBool,
 }
 
 /// What a [`Sleeper`]'s mutex guards.
@@ -225,7 +228,12 @@ impl Idle {
                 epoch: 0,
                 unwatched: false,
             }),
-            parkers: (0..workers).map(|_| Sleeper::default()).collect(),
+            parkers: (0..workers)
+                .map(|_| Sleeper {
+                    weak_due: AtomicBool::new(true),
+                    ..Sleeper::default()
+                })
+                .collect(),
             all_asleep: Condvar::new(),
             deadlines: (0..workers).map(|_| AtomicU64::new(AWAKE)).collect(),
         }
@@ -307,6 +315,27 @@ impl Idle {
         self.notify_slow(None, true);
     }
 
+    /// [`notify_weak`](Self::notify_weak) for a task worker `i` queued on itself,
+    /// but only the first since `i` last registered as a sleeper
+    /// ([`prepare_sleep`](Self::prepare_sleep)); the others cost a relaxed load.
+    ///
+    /// Why once is enough: a worker sleeps deeply only if every other worker is
+    /// a sleeper (see [`others_awake`](Self::others_awake)), so while `i` is
+    /// awake no new deep sleeper appears; one that went deep before `i` woke is
+    /// seen by this first notify (its fence pairs with `prepare_sleep`'s, and
+    /// `i`'s way out of the sleepers' count orders after that sleeper's way
+    /// in), which wakes it, or leaves it to a searcher, which will sleep lightly
+    /// at most. A light sleeper watches `i`'s lone task anyway. The caller must
+    /// sleep deeply only when `others_awake` is false.
+    #[inline]
+    pub fn notify_weak_once(&self, i: usize) {
+        let due = &self.parkers[i].weak_due;
+        if due.load(Ordering::Relaxed) {
+            due.store(false, Ordering::Relaxed);
+            self.notify_weak();
+        }
+    }
+
     /// Call after making work only worker `i` may take (a pinned process): wakes it
     /// if it sleeps.
     pub fn notify_worker(&self, i: usize) {
@@ -378,6 +407,8 @@ impl Idle {
     /// [`cancel_sleep`](Self::cancel_sleep) or [`sleep`](Self::sleep) (after
     /// [`make_light`](Self::make_light) if it left work alone on purpose).
     pub fn prepare_sleep(&self, i: usize, searching: bool) {
+        // Its next weak notify after this sleep must look (see `notify_weak_once`).
+        self.parkers[i].weak_due.store(true, Ordering::Relaxed);
         let mut sl = lock(&self.sleepers);
         sl.list.push(i);
         sl.light[i] = false;

@@ -55,7 +55,8 @@ impl WorkerLocal {
     }
 
     /// After queueing a task: a lone one wakes only a deep sleeper (a light one
-    /// watches already, see `GRACE`); more wake anyone.
+    /// watches already, see `GRACE`), and only the first since this worker last
+    /// slept looks for one (see `Idle::notify_weak_once`); more wake anyone.
     #[inline]
     pub(super) fn notify_queued(&self) {
         if self.solo {
@@ -66,7 +67,9 @@ impl WorkerLocal {
         if self.queue.len() >= 2 {
             idle.notify_one();
         } else {
-            idle.notify_weak();
+            // One fence per period awake, not per displacement: `main_loop`
+            // sleeps deeply only when no other worker is awake.
+            idle.notify_weak_once(self.index);
         }
     }
 
