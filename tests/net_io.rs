@@ -352,7 +352,7 @@ fn spin_until(flag: &std::sync::atomic::AtomicBool, limit: Duration) -> bool {
 /// 16), which then watches the busy worker and fires it. The 500 ms bound is 50
 /// times the timer and a quarter of the sleeper's deadline: only a timer left to
 /// that deadline (or to the computing worker's 3 s) misses it. (On main before
-/// the fix: fired after ~2 s.)
+/// the fix: fired after 1.8 s, the sleeper's deadline less the 200 ms before.)
 #[test]
 fn timer_armed_after_a_poller_wake_fires_on_time() {
     use std::sync::atomic::{AtomicBool, Ordering};
