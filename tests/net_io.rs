@@ -332,3 +332,72 @@ fn cloned_streams_split_reading_and_writing() {
         drop(c);
     });
 }
+
+/// Spins (never yielding its worker) until `flag` is set or `limit` passes.
+fn spin_until(flag: &std::sync::atomic::AtomicBool, limit: Duration) -> bool {
+    let t = std::time::Instant::now();
+    while !flag.load(std::sync::atomic::Ordering::Acquire) {
+        if t.elapsed() > limit {
+            return false;
+        }
+        std::hint::spin_loop();
+    }
+    true
+}
+
+/// A timer armed by a hand-off on a worker that its poller woke (no notify
+/// wakes anyone then), which then computes without yielding, must fire on time
+/// although the other worker sleeps deeply until a later deadline (2 s): arming
+/// a timer earlier than every sleeper's published deadline wakes one (issue
+/// 16), which then watches the busy worker and fires it. The 500 ms bound is 50
+/// times the timer and a quarter of the sleeper's deadline: only a timer left to
+/// that deadline (or to the computing worker's 3 s) misses it. (On main before
+/// the fix: fired after 1.8 s, the sleeper's deadline less the 200 ms before.)
+#[test]
+fn timer_armed_after_a_poller_wake_fires_on_time() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let late = rt(2).run(|| {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        // Writes one byte once every worker has long been asleep.
+        let writer = std::thread::spawn(move || {
+            let mut s = std::net::TcpStream::connect(addr).unwrap();
+            std::thread::sleep(Duration::from_millis(200));
+            s.write_all(b"x").unwrap();
+            s
+        });
+        let (mut s, _) = l.accept().unwrap();
+        // Gives a sleeping worker a deadline 2 s away.
+        let far = hoare::spawn(|| hoare::sleep_for(Duration::from_secs(2)));
+        let done = Arc::new(AtomicBool::new(false));
+        let d2 = done.clone();
+        let (go_tx, go_rx) = hoare::one2one::<()>();
+        let (armed_tx, armed_rx) = hoare::one2one::<()>();
+        let child = hoare::spawn(move || {
+            go_rx.recv().unwrap();
+            armed_tx.send(()).unwrap();
+            let t = std::time::Instant::now();
+            hoare::sleep_for(Duration::from_millis(10));
+            d2.store(true, Ordering::Release);
+            t.elapsed()
+        });
+        // Parks on the socket: both workers go to sleep, one in the poller,
+        // which then wakes this process into its own next slot.
+        let mut b = [0u8; 1];
+        s.read_exact(&mut b).unwrap();
+        // Hand-offs only from here: the child arms its timer on this worker,
+        // which then computes.
+        go_tx.send(()).unwrap();
+        armed_rx.recv().unwrap();
+        spin_until(&done, Duration::from_secs(3));
+        let slept = child.join().unwrap();
+        far.join().unwrap();
+        drop(writer.join().unwrap());
+        slept
+    });
+    assert!(
+        late < Duration::from_millis(500),
+        "a 10 ms timer armed after a poller wake fired after {late:?}"
+    );
+}

@@ -78,6 +78,53 @@ fn idle_weak_notify_wakes_deep_sleeper() {
     loom::model(|| work_reaches_worker(false, false, Idle::notify_weak));
 }
 
+/// Catches a deep sleeper stranded by `Idle::notify_weak_once` (issue 16: one
+/// weak notify per period awake, not per displaced task): worker 1 slept, woke
+/// on its own (its poller, a timeout: nobody notified it) and queues lone tasks
+/// on itself, while worker 0, having found nothing, sleeps deeply if it sees
+/// worker 1 asleep (as `WorkerLocal::main_loop` decides). Worker 0 must not
+/// sleep deeply with the task queued and nobody waking it (loom reports it
+/// asleep for ever). (Breaking it: take the re-arm out of `prepare_sleep`, so
+/// the notify already spent in worker 1's earlier period awake is not made
+/// again; or let worker 0 sleep deeply without looking at `others_awake`, so it
+/// goes deep between worker 1's two tasks: loom reports the deadlock.)
+#[test]
+fn weak_notify_once_per_period_awake() {
+    loom::model(|| {
+        let idle = Arc::new(Idle::new(2));
+        let work = Arc::new(AtomicUsize::new(0));
+        // Worker 1's earlier period awake spent its notify; then it slept.
+        idle.notify_weak_once(1);
+        idle.prepare_sleep(1, false);
+        let (i2, w2) = (idle.clone(), work.clone());
+        let sleeper = thread::spawn(move || {
+            i2.prepare_sleep(0, false);
+            if w2.load(Ordering::SeqCst) != 0 || i2.others_awake() {
+                // Sees the lone task, or a worker awake that may queue one:
+                // it would sleep lightly and look again (no timeout under loom).
+                if i2.cancel_sleep(0) {
+                    i2.end_search();
+                }
+                return;
+            }
+            // Deeply: only a notify wakes it.
+            assert!(i2.sleep(0, None));
+            i2.end_search();
+        });
+        // Worker 1 wakes on its own and runs: a process leaves a lone task in
+        // its queue, which it then runs itself, and another leaves one again.
+        if idle.cancel_sleep(1) {
+            idle.end_search();
+        }
+        work.store(1, Ordering::SeqCst);
+        idle.notify_weak_once(1);
+        work.store(0, Ordering::SeqCst);
+        work.store(1, Ordering::SeqCst);
+        idle.notify_weak_once(1);
+        sleeper.join().unwrap();
+    });
+}
+
 /// Catches a strong notification that misses a light sleeper: a worker that chose
 /// to sleep lightly (under loom its timeout never fires) must still be woken by
 /// `notify_one`. (Breaking it: make `notify_one` look at deep sleepers only, or
@@ -86,6 +133,51 @@ fn idle_weak_notify_wakes_deep_sleeper() {
 #[test]
 fn idle_notify_one_wakes_light_sleeper() {
     loom::model(|| work_reaches_worker(false, true, Idle::notify_one));
+}
+
+/// Catches a sleeper that misses an earlier timer (issue 16): worker 0 goes to
+/// sleep until its own deadline (100) while worker 1 arms a timer due at 10 and
+/// goes on computing. The sleeper publishes its deadline and re-reads the timers
+/// (`Idle::publish_deadline`, as `WorkerLocal::publish_deadline` does); the
+/// armer publishes its timer and then reads the deadlines (`Idle::timer_armed`).
+/// Either the sleeper sees the timer (and would sleep only until it) or the
+/// armer wakes it; loom reports the sleeper asleep for ever otherwise (its
+/// timeout never fires under loom). (Breaking it: drop the fence in
+/// `publish_deadline`, or re-read the timers before publishing, and loom finds
+/// the sleeper asleep past the timer.)
+#[test]
+fn timer_armed_wakes_a_later_sleeper() {
+    use crate::sched::NO_DEADLINE;
+    use loom::sync::atomic::AtomicU64;
+    const OWN: u64 = 100;
+    const TIMER: u64 = 10;
+    loom::model(|| {
+        let idle = Arc::new(Idle::new(2));
+        // The armer's worker's earliest timer (`Timers::earliest`).
+        let earliest = Arc::new(AtomicU64::new(NO_DEADLINE));
+        let (i2, e2) = (idle.clone(), earliest.clone());
+        let sleeper = thread::spawn(move || {
+            i2.prepare_sleep(0, false);
+            // Found nothing; its own deadline first, then the timers again.
+            i2.publish_deadline(0, OWN);
+            let until = OWN.min(e2.load(Ordering::Acquire));
+            if until <= TIMER {
+                // Sleeps until the timer: in time (loom has no clock to wait for).
+                if i2.cancel_sleep(0) {
+                    i2.end_search();
+                }
+            } else {
+                // Past the timer: only a wake from the armer helps.
+                let woken = i2.sleep(0, Some(std::time::Duration::from_nanos(until)));
+                assert!(woken);
+                i2.end_search();
+            }
+            i2.clear_deadline(0);
+        });
+        earliest.store(TIMER, Ordering::Release);
+        idle.timer_armed(TIMER);
+        sleeper.join().unwrap();
+    });
 }
 
 /// Catches a lost wake-up in `Park::park_releasing` for processes: the worker parks

@@ -17,9 +17,18 @@
 //! should take at once ([`Idle::notify_one`]) wakes either kind; a lone displaced
 //! task ([`Idle::notify_weak`]) wakes only a deep sleeper, since a light one is
 //! already watching and will steal it if its worker stops making progress.
+//!
+//! A sleeper with a deadline (its runtime's earliest timer, or the end of a
+//! nap) publishes it ([`Idle::publish_deadline`]) and then re-reads the timers;
+//! whoever arms a timer publishes it where sleepers read and then looks at the
+//! published deadlines ([`Idle::timer_armed`]), waking a sleeper that would
+//! sleep past it: a `SeqCst` fence on each side, so either the sleeper's re-read
+//! sees the new timer or the armer sees the sleeper's deadline. Without it a
+//! timer armed on a worker that then computes would wait for the sleeper's own
+//! (later) deadline.
 
 use crate::park::Unparker;
-use crate::sync::{self, fence, lock, AtomicU64, Condvar, Mutex, Ordering};
+use crate::sync::{self, fence, lock, AtomicBool, AtomicU64, Condvar, Mutex, Ordering};
 use std::time::Duration;
 
 const SEARCH_ONE: u64 = 1;
@@ -39,6 +48,9 @@ const SLEEP_MASK: u64 = !SEARCH_MASK;
 struct Sleeper {
     woken: Mutex<SleepState>,
     cv: Condvar,
+    /// The worker's next [`Idle::notify_weak_once`] must notify: set when it
+    /// registers as a sleeper, cleared by that notify (only the worker touches it).
+    weak_due: AtomicBool,
 }
 
 /// What a [`Sleeper`]'s mutex guards.
@@ -124,7 +136,16 @@ pub struct Idle {
     /// Signalled (under `sleepers`) when every worker sleeps without a deadline,
     /// and at [`stop_watch`](Idle::stop_watch): a deadlock detector waits on it.
     all_asleep: Condvar,
+    /// Per worker: until when it sleeps (see
+    /// [`publish_deadline`](Idle::publish_deadline)), [`AWAKE`] when it does not.
+    deadlines: Box<[AtomicU64]>,
 }
+
+/// A worker's published deadline while it does not sleep: no timer is earlier.
+pub const AWAKE: u64 = 0;
+/// A worker's published deadline while it sleeps until notified: every timer is
+/// earlier.
+pub const NO_DEADLINE: u64 = u64::MAX;
 
 /// The registered sleepers, and which of them sleep lightly.
 #[derive(Debug)]
@@ -207,8 +228,53 @@ impl Idle {
                 epoch: 0,
                 unwatched: false,
             }),
-            parkers: (0..workers).map(|_| Sleeper::default()).collect(),
+            parkers: (0..workers)
+                .map(|_| Sleeper {
+                    weak_due: AtomicBool::new(true),
+                    ..Sleeper::default()
+                })
+                .collect(),
             all_asleep: Condvar::new(),
+            deadlines: (0..workers).map(|_| AtomicU64::new(AWAKE)).collect(),
+        }
+    }
+
+    /// Worker `i`, registered with [`prepare_sleep`](Self::prepare_sleep), will
+    /// sleep until `until` (in the clock of [`timer_armed`](Self::timer_armed)'s
+    /// callers, e.g. ns since the runtime's epoch; [`NO_DEADLINE`]: until
+    /// notified). The caller must then re-read every timer and sleep until the
+    /// earlier of the two, and [`clear_deadline`](Self::clear_deadline) when it
+    /// wakes: a timer armed meanwhile is either seen by that re-read or wakes it.
+    pub fn publish_deadline(&self, i: usize, until: u64) {
+        self.deadlines[i].store(until, Ordering::SeqCst);
+        // Pairs with the fence in `timer_armed` (a store-buffering pattern: one of
+        // the two sides sees the other's store).
+        fence(Ordering::SeqCst);
+    }
+
+    /// Worker `i` no longer sleeps (see [`publish_deadline`](Self::publish_deadline)).
+    #[inline]
+    pub fn clear_deadline(&self, i: usize) {
+        self.deadlines[i].store(AWAKE, Ordering::Relaxed);
+    }
+
+    /// Call after arming a timer due at `at` (in the clock of
+    /// [`publish_deadline`](Self::publish_deadline)) and publishing it where
+    /// sleepers re-read: wakes a sleeper that would sleep past `at` (it then sees
+    /// the timer and sleeps until it). Returns whether it woke one. One `SeqCst`
+    /// fence and a load per worker; the wake only when needed.
+    pub fn timer_armed(&self, at: u64) -> bool {
+        fence(Ordering::SeqCst);
+        let late = self
+            .deadlines
+            .iter()
+            .position(|d| d.load(Ordering::SeqCst) > at);
+        match late {
+            Some(j) => {
+                self.notify_worker(j);
+                true
+            }
+            None => false,
         }
     }
 
@@ -247,6 +313,27 @@ impl Idle {
             return;
         }
         self.notify_slow(None, true);
+    }
+
+    /// [`notify_weak`](Self::notify_weak) for a task worker `i` queued on itself,
+    /// but only the first since `i` last registered as a sleeper
+    /// ([`prepare_sleep`](Self::prepare_sleep)); the others cost a relaxed load.
+    ///
+    /// Why once is enough: a worker sleeps deeply only if every other worker is
+    /// a sleeper (see [`others_awake`](Self::others_awake)), so while `i` is
+    /// awake no new deep sleeper appears; one that went deep before `i` woke is
+    /// seen by this first notify (its fence pairs with `prepare_sleep`'s, and
+    /// `i`'s way out of the sleepers' count orders after that sleeper's way
+    /// in), which wakes it, or leaves it to a searcher, which will sleep lightly
+    /// at most. A light sleeper watches `i`'s lone task anyway. The caller must
+    /// sleep deeply only when `others_awake` is false.
+    #[inline]
+    pub fn notify_weak_once(&self, i: usize) {
+        let due = &self.parkers[i].weak_due;
+        if due.load(Ordering::Relaxed) {
+            due.store(false, Ordering::Relaxed);
+            self.notify_weak();
+        }
     }
 
     /// Call after making work only worker `i` may take (a pinned process): wakes it
@@ -320,6 +407,8 @@ impl Idle {
     /// [`cancel_sleep`](Self::cancel_sleep) or [`sleep`](Self::sleep) (after
     /// [`make_light`](Self::make_light) if it left work alone on purpose).
     pub fn prepare_sleep(&self, i: usize, searching: bool) {
+        // Its next weak notify after this sleep must look (see `notify_weak_once`).
+        self.parkers[i].weak_due.store(true, Ordering::Relaxed);
         let mut sl = lock(&self.sleepers);
         sl.list.push(i);
         sl.light[i] = false;

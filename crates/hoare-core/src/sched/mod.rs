@@ -14,6 +14,6 @@ mod idle;
 mod join;
 mod proc_state;
 
-pub use idle::{workers_awake, Idle, Watch, MAX_WORKERS};
+pub use idle::{workers_awake, Idle, Watch, AWAKE, MAX_WORKERS, NO_DEADLINE};
 pub use join::JoinSlot;
 pub use proc_state::ProcState;

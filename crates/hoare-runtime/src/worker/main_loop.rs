@@ -8,14 +8,16 @@ use crate::context;
 use crate::proc::Task;
 use crate::shared::Shared;
 use crate::signal;
+use crate::timers::nanos;
 use crossbeam_deque::Worker;
 use hoare_core::park;
+use hoare_core::sched::NO_DEADLINE;
 use std::cell::{Cell, UnsafeCell};
 use std::collections::VecDeque;
 use std::ptr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Steal rounds a searching worker makes before it sleeps.
 const SPIN_ROUNDS: usize = 32;
@@ -77,6 +79,28 @@ impl WorkerLocal {
         {
             let _ = light;
             self.shared().idle.sleep(self.index, timeout)
+        }
+    }
+
+    /// Publishes until when this worker is to sleep (`timeout` from now), then
+    /// re-reads every worker's timers: a timer armed meanwhile is either seen
+    /// here (the sleep ends at it) or wakes this worker (see
+    /// `Idle::timer_armed`). Returns the timeout to sleep for.
+    fn publish_deadline(&self, timeout: Option<Duration>) -> Option<Duration> {
+        let sh = self.shared();
+        if self.solo {
+            // Nobody else arms a timer while this worker sleeps.
+            return timeout;
+        }
+        let now = Instant::now();
+        // `nanos` stays below `NO_DEADLINE`.
+        let until = timeout
+            .and_then(|t| now.checked_add(t))
+            .map_or(NO_DEADLINE, |u| nanos(sh.epoch, u));
+        sh.idle.publish_deadline(self.index, until);
+        match (timeout, sh.sleep_timeout()) {
+            (Some(t), Some(again)) => Some(t.min(again)),
+            (t, again) => t.or(again),
         }
     }
 
@@ -169,7 +193,9 @@ impl WorkerLocal {
                 sh.idle.make_light(self.index);
                 timeout = Some(timeout.map_or(nap, |t| t.min(nap)));
             }
+            let timeout = self.publish_deadline(timeout);
             searching = self.idle_sleep(timeout, light.is_some());
+            sh.idle.clear_deadline(self.index);
             napped = light.is_some() && !searching;
         }
         // Give our stack cache back so the shutdown sweep sees one pool.

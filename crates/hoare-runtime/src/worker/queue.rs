@@ -55,7 +55,8 @@ impl WorkerLocal {
     }
 
     /// After queueing a task: a lone one wakes only a deep sleeper (a light one
-    /// watches already, see `GRACE`); more wake anyone.
+    /// watches already, see `GRACE`), and only the first since this worker last
+    /// slept looks for one (see `Idle::notify_weak_once`); more wake anyone.
     #[inline]
     pub(super) fn notify_queued(&self) {
         if self.solo {
@@ -66,7 +67,9 @@ impl WorkerLocal {
         if self.queue.len() >= 2 {
             idle.notify_one();
         } else {
-            idle.notify_weak();
+            // One fence per period awake, not per displacement: `main_loop`
+            // sleeps deeply only when no other worker is awake.
+            idle.notify_weak_once(self.index);
         }
     }
 
@@ -185,14 +188,13 @@ impl WorkerLocal {
         settle(|| pinned.steal())
     }
 
-    /// Whether anything but the current queue could run (next slot, pinned queue,
-    /// global queue): a lone yielder with nothing else to do just continues.
+    /// Whether anything but this worker's queue and yielded processes could run
+    /// (next slot, pinned queue, global queue), or the runtime shuts down: a
+    /// yielder with nothing else to do goes on, or hands over to a yielded one.
     #[inline]
-    pub(super) fn has_other_work(&self) -> bool {
+    pub(super) fn has_other_work_than_yielded(&self) -> bool {
         let sh = self.shared();
-        // SAFETY: as in `push_yielded`.
-        !unsafe { (*self.yielded.get()).is_empty() }
-            || !self.me().next.load(Ordering::Relaxed).is_null()
+        !self.me().next.load(Ordering::Relaxed).is_null()
             || !sh.injector.is_empty()
             || !self.me().pinned.is_empty()
             || sh.shutdown.load(Ordering::Relaxed)

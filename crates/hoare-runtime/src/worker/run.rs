@@ -6,9 +6,11 @@
 use super::park::{set_not_running, set_running};
 use super::{release, WorkerLocal};
 use crate::proc::{Proc, Req, Task, PIN_PENDING};
+use crate::timers::nanos;
 use corosensei::CoroutineResult;
 use std::panic::Location;
 use std::sync::atomic::Ordering;
+use std::time::Instant;
 
 /// After this many processes run in a row from the next slot while others wait
 /// (in the queue, the pinned queue or yielded), the oldest waiting one goes
@@ -39,6 +41,16 @@ pub(super) const MAX_STREAK_SHARED: u32 = 32;
 /// ticks; Go checks timers on every scheduling round.)
 const GLOBAL_CHECK: u32 = 64;
 const _: () = assert!(GLOBAL_CHECK.is_power_of_two());
+
+/// What follows a yield (see `WorkerLocal::after_yield`).
+enum Yielded {
+    /// Run the yielder again.
+    Again(Task),
+    /// Run this process (the yielder is queued).
+    To(Task),
+    /// The yielder is queued: look for work.
+    Queued,
+}
 
 impl WorkerLocal {
     /// Work this worker can get without searching others (`None` also once the
@@ -157,91 +169,150 @@ impl WorkerLocal {
     /// # Safety
     /// The caller holds `t`.
     #[inline(always)]
-    unsafe fn run_one(&self, t: Task) {
-        let p = t.header();
-        // SAFETY: we own the process until we hand it on (queue, PARKED, finish).
-        let proc = unsafe { p.as_ref() };
-        if proc.pin.get() == PIN_PENDING {
-            proc.pin.set(self.index as u32);
-        }
-        // For shutdown's report of a process that never gives its worker back.
-        let me = self.me();
-        me.running_id.store(proc.id, Ordering::Relaxed);
-        me.running_site.store(
-            proc.site as *const Location<'static> as *mut _,
-            Ordering::Relaxed,
-        );
-        loop {
-            // SAFETY: the process is valid while it runs here; reset right after.
-            unsafe { set_running(p) };
-            // SAFETY: the coroutine was initialised at spawn and is not finished.
-            let r = unsafe { (*proc.coro.get()).assume_init_mut().resume(()) };
-            set_not_running();
-            // The common request first (a blocking channel operation parks
-            // releasing its lock; LLVM may still fold this test into the jump
-            // table of the match below, as it did when measured). The process
-            // holds a lock every unparker must take, so nobody can
-            // race this park: plain stores, then the release publishes them.
-            if let CoroutineResult::Yield(Req::ParkRelease(release, data)) = r {
-                let parked = proc.state.park_sole_uncontended();
-                // SAFETY: `Park::park_releasing`'s contract: called once, while
-                // the process is suspended; it does not touch the process's
-                // stack after the store that lets others resume it.
-                unsafe { release(data) };
-                if parked {
-                    // From the release on someone else owns it: do not touch it.
-                    return;
-                }
-                continue;
+    unsafe fn run_one(&self, mut t: Task) {
+        // A yield that hands the worker straight to the oldest yielded process
+        // comes back here (see `yield_to_yielded`).
+        'task: loop {
+            let p = t.header();
+            // SAFETY: we own the process until we hand it on (queue, PARKED, finish).
+            let proc = unsafe { p.as_ref() };
+            if proc.pin.get() == PIN_PENDING {
+                proc.pin.set(self.index as u32);
             }
-            match r {
-                CoroutineResult::Return(()) => {
-                    // SAFETY: the process finished on this worker; we own it.
-                    unsafe { self.finish(p.as_ptr()) };
-                    return;
-                }
-                CoroutineResult::Yield(Req::Yield) => {
-                    if self.queue_is_empty() && !self.has_other_work() {
-                        // Alone: go on, but count the yield as a dispatch, so due
-                        // timers and the global queue are still looked at every
-                        // `GLOBAL_CHECK` (through `find_local`, which runs the
-                        // yielder again if they hold nothing).
-                        let ticks = &self.me().ticks;
-                        let n = ticks.load(Ordering::Relaxed).wrapping_add(1);
-                        if n & (GLOBAL_CHECK - 1) != 0 {
-                            ticks.store(n, Ordering::Relaxed);
-                            continue;
-                        }
-                        self.push_yielded(t);
+            // For shutdown's report of a process that never gives its worker back.
+            let me = self.me();
+            me.running_id.store(proc.id, Ordering::Relaxed);
+            me.running_site.store(
+                proc.site as *const Location<'static> as *mut _,
+                Ordering::Relaxed,
+            );
+            loop {
+                // SAFETY: the process is valid while it runs here; reset right after.
+                unsafe { set_running(p) };
+                // SAFETY: the coroutine was initialised at spawn and is not finished.
+                let r = unsafe { (*proc.coro.get()).assume_init_mut().resume(()) };
+                set_not_running();
+                // The common request first (a blocking channel operation parks
+                // releasing its lock; LLVM may still fold this test into the jump
+                // table of the match below, as it did when measured). The process
+                // holds a lock every unparker must take, so nobody can
+                // race this park: plain stores, then the release publishes them.
+                if let CoroutineResult::Yield(Req::ParkRelease(release, data)) = r {
+                    let parked = proc.state.park_sole_uncontended();
+                    // SAFETY: `Park::park_releasing`'s contract: called once, while
+                    // the process is suspended; it does not touch the process's
+                    // stack after the store that lets others resume it.
+                    unsafe { release(data) };
+                    if parked {
+                        // From the release on someone else owns it: do not touch it.
                         return;
                     }
-                    let sh = self.shared();
-                    if sh.idle.others_idle() {
-                        self.push_back(t);
-                        self.notify_queued();
-                    } else {
-                        self.push_yielded(t);
-                    }
-                    return;
+                    continue;
                 }
-                // No timer for this park: its one unpark takes it over with a plain
-                // store (see `ProcState::try_park_sole`).
-                CoroutineResult::Yield(Req::Park) => match proc.state.try_park_sole() {
-                    // From here on someone else owns it: do not touch it.
-                    true => return,
-                    false => continue,
-                },
-                // Taken above.
-                CoroutineResult::Yield(Req::ParkRelease(..)) => unreachable!(),
-                CoroutineResult::Yield(Req::ParkUntil(d)) => {
-                    // From a `true` on someone else owns it: do not touch it.
-                    match self.me().timers.park_until(t, d, self.index) {
+                match r {
+                    CoroutineResult::Return(()) => {
+                        // SAFETY: the process finished on this worker; we own it.
+                        unsafe { self.finish(p.as_ptr()) };
+                        return;
+                    }
+                    CoroutineResult::Yield(Req::Yield) => match self.after_yield(t) {
+                        Yielded::Again(back) => {
+                            t = back;
+                            continue;
+                        }
+                        Yielded::To(next) => {
+                            t = next;
+                            continue 'task;
+                        }
+                        Yielded::Queued => return,
+                    },
+                    // No timer for this park: its one unpark takes it over with a plain
+                    // store (see `ProcState::try_park_sole`).
+                    CoroutineResult::Yield(Req::Park) => match proc.state.try_park_sole() {
+                        // From here on someone else owns it: do not touch it.
                         true => return,
                         false => continue,
+                    },
+                    // Taken above.
+                    CoroutineResult::Yield(Req::ParkRelease(..)) => unreachable!(),
+                    CoroutineResult::Yield(Req::ParkUntil(d)) => {
+                        // From a `true` on someone else owns it: do not touch it.
+                        match self.park_until(t, d) {
+                            true => return,
+                            false => continue,
+                        }
                     }
                 }
             }
         }
+    }
+
+    /// Where a process that yielded goes. Alone (nothing else to run here:
+    /// the queue, the next slot, the pinned and global queues empty, and nothing
+    /// yielded) it goes on. When only yielded processes wait and no other worker
+    /// idles, `find_local` would run the oldest of them next: hand over to it at
+    /// once, this one going behind the others, without the trip through the
+    /// queues. Either counts as a dispatch, as `find_local` would, and leaves
+    /// the periodic look (every `GLOBAL_CHECK`) to `find_local`. Otherwise the
+    /// yielder is queued: stealable if another worker idles, else behind
+    /// everything (`yielded`).
+    #[inline(always)]
+    fn after_yield(&self, t: Task) -> Yielded {
+        if self.queue_is_empty() && !self.has_other_work_than_yielded() {
+            // SAFETY: as in `push_yielded`.
+            let y = unsafe { &mut *self.yielded.get() };
+            let ticks = &self.me().ticks;
+            let n = ticks.load(Ordering::Relaxed).wrapping_add(1);
+            if n & (GLOBAL_CHECK - 1) != 0 {
+                if y.is_empty() {
+                    ticks.store(n, Ordering::Relaxed);
+                    return Yielded::Again(t);
+                }
+                if self.solo || !self.shared().idle.others_idle() {
+                    ticks.store(n, Ordering::Relaxed);
+                    self.streak_start.set(n);
+                    if y.len() == 1 {
+                        // As a push to the back and a pop from the front.
+                        return Yielded::To(std::mem::replace(&mut y[0], t));
+                    }
+                    y.push_back(t);
+                    return match y.pop_front() {
+                        Some(next) => Yielded::To(next),
+                        None => unreachable!(),
+                    };
+                }
+            } else if y.is_empty() {
+                self.push_yielded(t);
+                return Yielded::Queued;
+            }
+        }
+        if self.shared().idle.others_idle() {
+            self.push_back(t);
+            self.notify_queued();
+        } else {
+            self.push_yielded(t);
+        }
+        Yielded::Queued
+    }
+
+    /// Arms a timer at `d` for `t`'s process and parks it (see
+    /// `Timers::park_until`: `false` if an unpark came first). If another worker
+    /// sleeps past `d`, wakes it: this worker may run a long process next, and a
+    /// sleeping worker otherwise first looks at this one's timers at its own
+    /// deadline. Out of line, as one call: with the wake inlined the yield cost
+    /// 3 instructions more (`run_one` keeps more registers across its switch),
+    /// and arming a timer costs far more than a call.
+    #[inline(never)]
+    fn park_until(&self, t: Task, d: Instant) -> bool {
+        if !self.me().timers.park_until(t, d, self.index) {
+            return false;
+        }
+        // From here on someone else owns the process: only `d` is used.
+        if !self.solo {
+            let sh = self.shared();
+            sh.idle.timer_armed(nanos(sh.epoch, d));
+        }
+        true
     }
 
     /// Releases a finished process's slot.
