@@ -224,40 +224,54 @@ impl Park for CProc {
     }
 }
 
-/// The objects one step touched and how. Up to three are kept inline (a
-/// step touches a channel or two, a join, the clock): recording a step and
-/// copying its accesses into the explorer's sleep sets allocate nothing (an
-/// `Rc<[_]>` per step was one `malloc` and one `free` per step). More (an alt
-/// of many guards) go on the heap.
+/// A short list kept inline: up to `N` items without a heap block, more on
+/// the heap. A recorded step's accesses (a channel or two, a join, the clock)
+/// and the processes it woke (one or two) fit inline, so recording a step and
+/// copying its accesses into the explorer's sleep sets allocate nothing (a
+/// `Vec` or `Rc<[_]>` per step and list was a `malloc` and a `free` each).
 #[derive(Clone, Debug)]
-pub(crate) enum Accs {
-    /// The first `len` are the accesses (the rest are filler).
-    Inline(u8, [(u32, Access); 3]),
-    Heap(Box<[(u32, Access)]>),
+pub(crate) enum Small<T: Copy, const N: usize> {
+    /// The first `len` are the items (the rest are filler).
+    Inline(u8, [T; N]),
+    Heap(Box<[T]>),
 }
 
-impl Accs {
-    pub(crate) fn new(a: &[(u32, Access)]) -> Self {
-        let mut inline = [(0, Access::Other); 3];
+impl<T: Copy, const N: usize> Small<T, N> {
+    /// The items of `a`; `fill` pads the inline array.
+    pub(crate) fn new(a: &[T], fill: T) -> Self {
+        let mut inline = [fill; N];
         match inline.get_mut(..a.len()) {
             Some(dst) => {
                 dst.copy_from_slice(a);
-                Accs::Inline(a.len() as u8, inline)
+                Small::Inline(a.len() as u8, inline)
             }
-            None => Accs::Heap(a.into()),
+            None => Small::Heap(a.into()),
         }
     }
 }
 
-impl std::ops::Deref for Accs {
-    type Target = [(u32, Access)];
-    fn deref(&self) -> &[(u32, Access)] {
+impl<T: Copy, const N: usize> std::ops::Deref for Small<T, N> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
         match self {
-            Accs::Inline(n, a) => &a[..*n as usize],
-            Accs::Heap(b) => b,
+            Small::Inline(n, a) => &a[..*n as usize],
+            Small::Heap(b) => b,
         }
     }
 }
+
+/// The objects one step touched and how.
+pub(crate) type Accs = Small<(u32, Access), 3>;
+
+impl Accs {
+    /// The accesses `a`.
+    pub(crate) fn accs(a: &[(u32, Access)]) -> Self {
+        Small::new(a, (0, Access::Other))
+    }
+}
+
+/// Processes (a step's woken ones).
+pub(crate) type Procs = Small<u32, 3>;
 
 /// One executed step, for the explorer and the report.
 #[derive(Clone, Debug)]
@@ -269,10 +283,10 @@ pub(crate) struct Event {
     /// The objects it touched and how (object ids in order of first appearance).
     pub(crate) acc: Accs,
     /// The processes it woke or spawned (they continued within it).
-    pub(crate) woke: Vec<u32>,
+    pub(crate) woke: Procs,
     /// The processes whose timeout was enabled before this step and which it woke
     /// (it disabled that timeout).
-    pub(crate) disabled: Vec<u32>,
+    pub(crate) disabled: Procs,
 }
 
 /// The network a check runs: the user's closure, and where the user called
@@ -1021,14 +1035,23 @@ impl Exec {
             }
         };
         self.drain();
-        // A copy: the buffer keeps its capacity for the next step.
-        let woke = self.cur_woke.borrow().clone();
-        let disabled = woke
-            .iter()
-            .copied()
-            .filter(|w| fires_before.contains(w) && Choice::Fire(*w) != c)
-            .collect();
-        let acc = Accs::new(&self.cur_acc.borrow());
+        let (woke, disabled) = {
+            let cw = self.cur_woke.borrow();
+            let woke = Procs::new(&cw, 0);
+            // Usually none: no buffer of its own.
+            let disabled = if fires_before.is_empty() {
+                Procs::new(&[], 0)
+            } else {
+                let d: Vec<u32> = cw
+                    .iter()
+                    .copied()
+                    .filter(|w| fires_before.contains(w) && Choice::Fire(*w) != c)
+                    .collect();
+                Procs::new(&d, 0)
+            };
+            (woke, disabled)
+        };
+        let acc = Accs::accs(&self.cur_acc.borrow());
         self.trace.borrow_mut().push(Event {
             choice: c,
             proc,
