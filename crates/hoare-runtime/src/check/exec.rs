@@ -63,10 +63,10 @@ pub(crate) struct CProc {
     yielder: Cell<*const Yielder<(), Susp>>,
     token: Cell<bool>,
     pub(crate) state: Cell<PState>,
-    /// The operation it is about to perform (when `Ready`).
+    /// The operation it is about to perform (when `Ready`), or is performing
+    /// (when `Running`: it stays here when chosen, rather than moving to a
+    /// field of its own, and goes to `blocked_in` if the process blocks in it).
     pub(crate) pending: RefCell<Option<Op>>,
-    /// The operation it is performing (taken from `pending` when chosen).
-    current: RefCell<Option<Op>>,
     /// The operation it blocked in (when `Blocked`).
     pub(crate) blocked_in: RefCell<Option<Op>>,
     /// The deadline of the timed wait it is parked in.
@@ -205,7 +205,21 @@ impl Park for CProc {
         let n = self.made.get();
         self.made.set(n + 1);
         let name = (u64::from(self.idx) << 32) | u64::from(n);
-        self.exec().made.borrow_mut().insert(id, name);
+        let ex = self.exec();
+        ex.made.borrow_mut().insert(id, name);
+        // `Exec::obj` named this key by itself if it met it before (it
+        // does not, as an object is made before it is used; but stay exact).
+        let mut ids = ex.ids.borrow_mut();
+        if !ids.is_empty() {
+            let a = id as usize;
+            for k in [
+                Key::Obj(Class::Chan, a),
+                Key::Obj(Class::Barrier, a),
+                Key::Obj(Class::Join, a | super::SCOPE_BIT),
+            ] {
+                ids.remove(&k);
+            }
+        }
     }
 
     fn step(&self, op: Op) {
@@ -343,6 +357,7 @@ struct Spare {
     log: EnLog,
     alts_on: FxMap<u32, Vec<u32>>,
     made: FxMap<u64, u64>,
+    ids: FxMap<Key, u32>,
     shown: FxMap<u32, u32>,
     obj_info: Vec<Option<ObjInfo>>,
     trace: Vec<Event>,
@@ -383,6 +398,9 @@ pub(crate) struct Exec {
     made: RefCell<FxMap<u64, u64>>,
     /// Object ids, kept across executions.
     names: *const RefCell<Names>,
+    /// The ids `obj` found in this execution, by the key it was given (one
+    /// lookup instead of two, and no borrow of the names).
+    ids: RefCell<FxMap<Key, u32>>,
     /// Object ids → the numbers reports show (see [`shown`](Self::shown)).
     shown: RefCell<FxMap<u32, u32>>,
     /// The identity (name, creation site) of each object, where known.
@@ -575,6 +593,7 @@ impl Exec {
             alts_on: RefCell::new(sp.alts_on),
             made: RefCell::new(sp.made),
             names,
+            ids: RefCell::new(sp.ids),
             shown: RefCell::new(sp.shown),
             obj_info: RefCell::new(sp.obj_info),
             trace: RefCell::new(sp.trace),
@@ -604,11 +623,14 @@ impl Exec {
     /// on the prefix of the execution in which it was made); an object made
     /// outside the check keeps its key (it lives across executions); a join
     /// or a wait is named by its process.
-    pub(crate) fn obj(&self, k: Key, class: Class) -> u32 {
-        let k = match k {
-            Key::Obj(Class::Chan | Class::Barrier, a) => self.made_key(a).unwrap_or(k),
+    pub(crate) fn obj(&self, key: Key, class: Class) -> u32 {
+        if let Some(&id) = self.ids.borrow().get(&key) {
+            return id;
+        }
+        let k = match key {
+            Key::Obj(Class::Chan | Class::Barrier, a) => self.made_key(a).unwrap_or(key),
             Key::Obj(Class::Join, a) if a & super::SCOPE_BIT != 0 => {
-                self.made_key(a & !super::SCOPE_BIT).unwrap_or(k)
+                self.made_key(a & !super::SCOPE_BIT).unwrap_or(key)
             }
             k => k,
         };
@@ -619,6 +641,8 @@ impl Exec {
         if infos.len() <= id as usize {
             infos.resize(id as usize + 1, None);
         }
+        // Valid until `created` names an object of this key.
+        self.ids.borrow_mut().insert(key, id);
         id
     }
 
@@ -652,25 +676,21 @@ impl Exec {
             .copied()
     }
 
-    /// The accesses of `op`, object ids assigned.
-    pub(crate) fn op_acc(&self, op: &Op) -> Vec<(u32, Access)> {
-        let mut v = Vec::with_capacity(op.objs.len());
-        self.op_acc_into(op, &mut v);
-        v
-    }
-
     /// The accesses of `op`, appended to `out` (no allocation of its own).
     fn op_acc_into(&self, op: &Op, out: &mut Vec<(u32, Access)>) {
-        out.extend(op.objs.iter().map(|o| {
-            let id = self.obj(Key::Obj(o.class, o.addr), o.class);
-            if let Some(i) = o.info {
-                let mut infos = self.obj_info.borrow_mut();
-                if infos[id as usize].is_none() {
-                    infos[id as usize] = Some(i);
-                }
+        out.extend(op.objs.iter().map(|o| (self.obj_of(o), o.access)));
+    }
+
+    /// The object id of an operation's object (its identity noted).
+    fn obj_of(&self, o: &hstep::Obj) -> u32 {
+        let id = self.obj(Key::Obj(o.class, o.addr), o.class);
+        if let Some(i) = o.info {
+            let mut infos = self.obj_info.borrow_mut();
+            if infos[id as usize].is_none() {
+                infos[id as usize] = Some(i);
             }
-            (id, o.access)
-        }));
+        }
+        id
     }
 
     /// Creates a process (started at the end of the step).
@@ -702,7 +722,6 @@ impl Exec {
             token: Cell::new(false),
             state: Cell::new(PState::Fresh),
             pending: RefCell::new(None),
-            current: RefCell::new(None),
             blocked_in: RefCell::new(None),
             deadline: Cell::new(None),
             unwinding: Cell::new(false),
@@ -775,9 +794,7 @@ impl Exec {
         unsafe { park::set_current_process(None) };
         match r {
             CoroutineResult::Yield(Susp::Step) => {
-                if self.record {
-                    *pr.current.borrow_mut() = None;
-                }
+                // Its next operation is in `pending` (`Park::step`).
                 pr.state.set(PState::Ready);
                 self.set_ready(idx, true);
             }
@@ -805,7 +822,7 @@ impl Exec {
         // A token that arrived while it ran on (it woke itself): it goes on.
         // (Unrecorded executions describe no operations: nothing to move.)
         let op = if self.record {
-            pr.current.borrow_mut().take()
+            pr.pending.borrow_mut().take()
         } else {
             None
         };
@@ -828,9 +845,9 @@ impl Exec {
         }
         if let Some(op) = op.as_ref() {
             if op.kind == OpKind::Alt {
-                let acc = self.op_acc(op);
-                let mut m = self.alts_on.borrow_mut();
-                for (o, _) in acc {
+                for o in op.objs.iter() {
+                    let o = self.obj_of(o);
+                    let mut m = self.alts_on.borrow_mut();
                     let v = m.entry(o).or_default();
                     if !v.contains(&pr.idx) {
                         v.push(pr.idx);
@@ -861,7 +878,8 @@ impl Exec {
             let timed = deadline.is_some() || op.objs.iter().any(|o| o.class == Class::Clock);
             if is_alt || timed {
                 acc.push((self.obj(Key::Wait(idx), Class::Join), Access::Other));
-                for (o, _) in self.op_acc(&op) {
+                for o in op.objs.iter() {
+                    let o = self.obj_of(o);
                     acc.push((o, Access::Other));
                     if is_alt {
                         if let Some(v) = self.alts_on.borrow_mut().get_mut(&o) {
@@ -906,7 +924,12 @@ impl Exec {
         let r = self.ready.borrow();
         out.extend(r.items.iter().map(|&p| Choice::Run(p)));
         if sorted {
-            out.sort_unstable();
+            // All `Run`: by process (a plain integer compare; the derived
+            // order compares the variants first, and was a twentieth of an
+            // exhaustive step).
+            out.sort_unstable_by_key(|c| match *c {
+                Choice::Run(p) | Choice::Fire(p) => p,
+            });
         }
         if quiescent && !r.items.is_empty() {
             return;
@@ -976,39 +999,36 @@ impl Exec {
             Choice::Run(p) => {
                 // SAFETY: a live process of this execution.
                 let pr = unsafe { &*self.proc(p) };
-                let op = pr
-                    .pending
-                    .borrow_mut()
-                    .take()
-                    .expect("a ready process has an operation");
                 let mut acc = std::mem::take(&mut *self.cur_acc.borrow_mut());
-                self.op_acc_into(&op, &mut acc);
+                // The operation stays in `pending` while it is performed.
+                let (nobjs, kind, clock) = {
+                    let op = pr.pending.borrow();
+                    let op = op.as_ref().expect("a ready process has an operation");
+                    self.op_acc_into(op, &mut acc);
+                    let clock = op.objs.iter().any(|o| o.class == Class::Clock);
+                    (op.objs.len(), op.kind, clock)
+                };
                 // Any step on a channel of a blocked alt touches that alt's wait.
                 {
                     let m = self.alts_on.borrow();
                     if !m.is_empty() {
-                        let mut extra = Vec::new();
-                        for (o, _) in &acc {
-                            if let Some(v) = m.get(o) {
+                        for k in 0..acc.len() {
+                            if let Some(v) = m.get(&acc[k].0) {
                                 for &x in v {
                                     if x != p {
-                                        extra.push(x);
+                                        acc.push((
+                                            self.obj(Key::Wait(x), Class::Join),
+                                            Access::Other,
+                                        ));
                                     }
                                 }
                             }
                         }
-                        drop(m);
-                        for x in extra {
-                            acc.push((self.obj(Key::Wait(x), Class::Join), Access::Other));
-                        }
                     }
                 }
-                if op.objs.iter().any(|o| o.class == Class::Clock) {
+                if clock {
                     acc.push((self.obj(Key::Wait(p), Class::Join), Access::Other));
                 }
-                let nobjs = op.objs.len();
-                let kind = op.kind;
-                *pr.current.borrow_mut() = Some(op);
                 *self.cur_acc.borrow_mut() = acc;
                 self.set_ready(p, false);
                 self.resume(p);
@@ -1275,6 +1295,7 @@ impl Drop for Exec {
             log: std::mem::take(self.log.get_mut()),
             alts_on: std::mem::take(self.alts_on.get_mut()),
             made: std::mem::take(self.made.get_mut()),
+            ids: std::mem::take(self.ids.get_mut()),
             shown: std::mem::take(self.shown.get_mut()),
             obj_info: std::mem::take(self.obj_info.get_mut()),
             trace: std::mem::take(self.trace.get_mut()),
@@ -1289,6 +1310,7 @@ impl Drop for Exec {
         sp.log.marks.clear();
         sp.alts_on.clear();
         sp.made.clear();
+        sp.ids.clear();
         sp.shown.clear();
         sp.obj_info.clear();
         sp.trace.clear();
