@@ -49,6 +49,11 @@ pub(crate) struct Dpor {
     /// their clocks in `vc` (of width `vc_w`): see `analyse`.
     known: usize,
     vc_w: usize,
+    /// How to take `pclock` back to its state before a step: the rows each
+    /// analysed step changed, as `[row, old values (vc_w of them)]`, and where
+    /// each step's begin.
+    undo: Vec<u32>,
+    undo_at: Vec<usize>,
 }
 
 fn dependent(a: &[(u32, Access)], b: &[(u32, Access)]) -> bool {
@@ -117,9 +122,9 @@ impl Dpor {
     /// adding them again would add nothing (the first addition put a choice of
     /// one of the race's initials, or every enabled one, in the backtrack set,
     /// and a race whose node has one is skipped). The prefix's vector clocks
-    /// are kept from that analysis (they depend on the prefix alone); only the
-    /// per-process clocks and the access history are rebuilt from it, which
-    /// is cheap.
+    /// are kept from that analysis (they depend on the prefix alone), the
+    /// per-process clocks are taken back to their state after the prefix (an
+    /// undo log), and the access history is cut back to the prefix.
     pub(crate) fn analyse(&mut self, trace: &[Event], nprocs: usize) {
         let n = trace.len().min(self.stack.len());
         // Vector clocks, flat: event j's is `vc[j * w..(j + 1) * w]`.
@@ -129,11 +134,34 @@ impl Dpor {
         vc.truncate(from * w);
         vc.reserve(n * w);
         let mut pclock = std::mem::take(&mut self.pclock);
-        pclock.clear();
-        pclock.resize(nprocs * w, 0);
         let mut hist = std::mem::take(&mut self.hist);
-        for h in &mut hist {
-            h.clear();
+        let (mut undo, mut undo_at) = (
+            std::mem::take(&mut self.undo),
+            std::mem::take(&mut self.undo_at),
+        );
+        if from == 0 {
+            pclock.clear();
+            pclock.resize(nprocs * w, 0);
+            for h in &mut hist {
+                h.clear();
+            }
+            undo.clear();
+            undo_at.clear();
+        } else {
+            // Back to the state after step `from - 1`.
+            let keep = undo_at.get(from).copied().unwrap_or(undo.len());
+            while undo.len() > keep {
+                let at = undo.len() - (w + 1);
+                let r = undo[at] as usize;
+                pclock[r * w..(r + 1) * w].copy_from_slice(&undo[at + 1..]);
+                undo.truncate(at);
+            }
+            undo_at.truncate(from);
+            for h in &mut hist {
+                while h.last().is_some_and(|&(i, _)| i >= from) {
+                    h.pop();
+                }
+            }
         }
         let mut cands = std::mem::take(&mut self.cands);
         let mut races = std::mem::take(&mut self.races);
@@ -143,25 +171,6 @@ impl Dpor {
             std::mem::take(&mut self.initials),
             std::mem::take(&mut self.seen),
         );
-        for (j, e) in trace.iter().enumerate().take(from) {
-            // The replayed prefix: its clocks are known.
-            let p = e.proc as usize;
-            let start = j * w;
-            for &x in e.woke.iter() {
-                let x = x as usize;
-                for k in 0..w {
-                    pclock[x * w + k] = pclock[x * w + k].max(vc[start + k]);
-                }
-            }
-            pclock[p * w..(p + 1) * w].copy_from_slice(&vc[start..start + w]);
-            for &(o, a) in e.acc.iter() {
-                let o = o as usize;
-                if hist.len() <= o {
-                    hist.resize_with(o + 1, Vec::new);
-                }
-                hist[o].push((j, a));
-            }
-        }
         for (j, e) in trace.iter().enumerate().take(n).skip(from) {
             let p = e.proc as usize;
             cands.clear();
@@ -192,15 +201,18 @@ impl Dpor {
                 }
             }
             vc[start + p] = (j + 1) as u32;
+            undo_at.push(undo.len());
             for &x in e.woke.iter() {
                 let x = x as usize;
+                undo.push(x as u32);
+                undo.extend_from_slice(&pclock[x * w..(x + 1) * w]);
                 for k in 0..w {
                     pclock[x * w + k] = pclock[x * w + k].max(vc[start + k]);
                 }
             }
-            for k in 0..w {
-                pclock[p * w + k] = vc[start + k];
-            }
+            undo.push(p as u32);
+            undo.extend_from_slice(&pclock[p * w..(p + 1) * w]);
+            pclock[p * w..(p + 1) * w].copy_from_slice(&vc[start..start + w]);
             for &(o, a) in e.acc.iter() {
                 let o = o as usize;
                 if hist.len() <= o {
@@ -266,6 +278,7 @@ impl Dpor {
         (self.vc, self.pclock, self.hist) = (vc, pclock, hist);
         (self.cands, self.races) = (cands, races);
         (self.known, self.vc_w) = (n, w);
+        (self.undo, self.undo_at) = (undo, undo_at);
         (self.v, self.initials, self.seen) = (v, initials, seen);
     }
 
