@@ -352,6 +352,12 @@ pub(crate) struct Names {
 struct Spare {
     #[allow(clippy::vec_box)]
     procs: Vec<Box<CProc>>,
+    /// Process records of ended executions, for the next one's processes (a
+    /// `malloc` and a `free` each otherwise).
+    #[allow(clippy::vec_box)]
+    free: Vec<Box<CProc>>,
+    en: Vec<Choice>,
+    fires: Vec<u32>,
     woken: Vec<u32>,
     ready: ReadySet,
     log: EnLog,
@@ -382,6 +388,12 @@ pub(crate) struct Exec {
     // at it) when the vector grows.
     #[allow(clippy::vec_box)]
     pub(crate) procs: RefCell<Vec<Box<CProc>>>,
+    /// Records of processes of ended executions, to reuse (see `Spare`).
+    #[allow(clippy::vec_box)]
+    free: RefCell<Vec<Box<CProc>>>,
+    /// The step loop's buffers (see `Spare`).
+    en_buf: RefCell<Vec<Choice>>,
+    fires_buf: RefCell<Vec<u32>>,
     pub(crate) now: Cell<Instant>,
     pub(crate) base: Instant,
     /// Processes to continue at the end of the step, in order.
@@ -584,6 +596,9 @@ impl Exec {
         sp.schedule.reserve(hint);
         Exec {
             procs: RefCell::new(sp.procs),
+            free: RefCell::new(sp.free),
+            en_buf: RefCell::new(sp.en),
+            fires_buf: RefCell::new(sp.fires),
             now: Cell::new(base),
             base,
             woken: RefCell::new(sp.woken),
@@ -715,7 +730,7 @@ impl Exec {
                 }
             }
         };
-        let p = Box::new(CProc {
+        let rec = CProc {
             idx,
             coro: UnsafeCell::new(None),
             yielder: Cell::new(ptr::null()),
@@ -734,7 +749,14 @@ impl Exec {
                 use corosensei::stack::Stack;
                 stack.base().get()
             },
-        });
+        };
+        let p = match self.free.borrow_mut().pop() {
+            Some(mut b) => {
+                *b = rec;
+                b
+            }
+            None => Box::new(rec),
+        };
         let pp = &*p as *const CProc as usize;
         // SAFETY: the caller's contract keeps `body`'s borrows alive while the
         // coroutine may run; the header is boxed and outlives the coroutine.
@@ -925,11 +947,14 @@ impl Exec {
         out.extend(r.items.iter().map(|&p| Choice::Run(p)));
         if sorted {
             // All `Run`: by process (a plain integer compare; the derived
-            // order compares the variants first, and was a twentieth of an
-            // exhaustive step).
-            out.sort_unstable_by_key(|c| match *c {
+            // order compares the variants first).
+            let key = |c: &Choice| match *c {
                 Choice::Run(p) | Choice::Fire(p) => p,
-            });
+            };
+            // Often sorted already (the set changes by a process or two).
+            if !out.is_sorted_by_key(key) {
+                out.sort_unstable_by_key(key);
+            }
         }
         if quiescent && !r.items.is_empty() {
             return;
@@ -1114,8 +1139,8 @@ impl Exec {
         // SAFETY: every process is finished, or unwound by `teardown` while `root` lives.
         unsafe { self.spawn(Some("root".into()), root.site, Box::new(body)) };
         self.drain();
-        let mut en = Vec::new();
-        let mut fires = Vec::new();
+        let mut en = std::mem::take(&mut *self.en_buf.borrow_mut());
+        let mut fires = std::mem::take(&mut *self.fires_buf.borrow_mut());
         // A strategy that picks by index (random) does not need the enabled
         // set spelled out: no copy of the ready set per step.
         let fast = strat.by_index();
@@ -1183,7 +1208,8 @@ impl Exec {
             if !fast {
                 fires.clear();
             }
-            if self.record && !fast {
+            // (The timeouts come last in `en`.)
+            if self.record && !fast && matches!(en.last(), Some(Choice::Fire(_))) {
                 fires.extend(en.iter().filter_map(|c| match c {
                     Choice::Fire(p) => Some(*p),
                     Choice::Run(_) => None,
@@ -1193,6 +1219,9 @@ impl Exec {
             self.exec_step(c, &fires);
         };
         CURRENT.with(|c| c.set(prev));
+        en.clear();
+        fires.clear();
+        (*self.en_buf.borrow_mut(), *self.fires_buf.borrow_mut()) = (en, fires);
         if finish.is_some() {
             return End::Pruned;
         }
@@ -1275,6 +1304,8 @@ impl Exec {
             }
             if !unwind && p.unwinding.get() {
                 std::mem::forget(p);
+            } else {
+                self.free.borrow_mut().push(p);
             }
         }
         // Empty, its capacity kept for the next execution (see `Spare`).
@@ -1290,6 +1321,9 @@ impl Drop for Exec {
         self.procs.get_mut().clear();
         let mut sp = Spare {
             procs: std::mem::take(self.procs.get_mut()),
+            free: std::mem::take(self.free.get_mut()),
+            en: std::mem::take(self.en_buf.get_mut()),
+            fires: std::mem::take(self.fires_buf.get_mut()),
             woken: std::mem::take(self.woken.get_mut()),
             ready: std::mem::take(self.ready.get_mut()),
             log: std::mem::take(self.log.get_mut()),
