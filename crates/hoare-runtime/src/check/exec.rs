@@ -473,11 +473,15 @@ impl ReadySet {
 /// How the enabled set changed over an execution, in constant time per change
 /// (so a random run of 10,000 processes can keep it): the changes of the ready
 /// set and of the timed waits, and where each step's choice was made. A replay
-/// rebuilds the enabled set of every step from it ([`EnSets`]) and compares it
-/// with its own: the determinism check.
+/// rebuilds the enabled set of every step from it and the schedule
+/// ([`EnSets`]) and compares it with its own: the determinism check.
+///
+/// A step's chosen process leaving the ready set is not logged: every step
+/// `Run(p)` removes `p` first thing after its choice, so the schedule says it
+/// (one entry fewer per step).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct EnLog {
-    /// `READY_IN | p`, `READY_OUT | p`, or `TIMER_IN | p` / `TIMER_OUT | p`
+    /// `READY_IN | p`, or `TIMER_IN | p` / `TIMER_OUT | p`
     /// followed by the deadline (nanoseconds after the execution's start).
     deltas: Vec<u64>,
     /// For each step, how many deltas came before its choice.
@@ -485,7 +489,6 @@ pub(crate) struct EnLog {
 }
 
 const READY_IN: u64 = 0;
-const READY_OUT: u64 = 1 << 62;
 const TIMER_IN: u64 = 2 << 62;
 const TIMER_OUT: u64 = 3 << 62;
 const KIND: u64 = 3 << 62;
@@ -493,17 +496,22 @@ const KIND: u64 = 3 << 62;
 /// The enabled sets of a logged execution, step by step (see [`EnLog`]).
 pub(crate) struct EnSets {
     log: EnLog,
+    schedule: Vec<Choice>,
     at: usize,
+    /// How many steps' choices have been taken out of `ready`.
+    left: usize,
     ready: BTreeSet<u32>,
     timers: BTreeSet<(u64, u32)>,
     quiescent: bool,
 }
 
 impl EnSets {
-    pub(crate) fn new(log: EnLog, quiescent: bool) -> Self {
+    pub(crate) fn new(log: EnLog, schedule: Vec<Choice>, quiescent: bool) -> Self {
         EnSets {
             log,
+            schedule,
             at: 0,
+            left: 0,
             ready: BTreeSet::new(),
             timers: BTreeSet::new(),
             quiescent,
@@ -513,28 +521,19 @@ impl EnSets {
     /// The enabled set of step `step` (steps asked in increasing order), sorted;
     /// `None` when the logged execution made no choice there.
     pub(crate) fn at(&mut self, step: usize) -> Option<Vec<Choice>> {
-        let end = *self.log.marks.get(step)? as usize;
-        while self.at < end {
-            let d = self.log.deltas[self.at];
-            let p = (d & !KIND) as u32;
-            self.at += 1;
-            match d & KIND {
-                READY_IN => {
-                    self.ready.insert(p);
-                }
-                READY_OUT => {
-                    self.ready.remove(&p);
-                }
-                k => {
-                    let t = self.log.deltas[self.at];
-                    self.at += 1;
-                    if k == TIMER_IN {
-                        self.timers.insert((t, p));
-                    } else {
-                        self.timers.remove(&(t, p));
-                    }
-                }
+        self.log.marks.get(step)?;
+        loop {
+            // Up to step `left`'s choice: its changes, then (when it is
+            // before `step`) its chosen process leaves the ready set.
+            let i = self.left;
+            self.apply(self.log.marks[i] as usize);
+            if i >= step {
+                break;
             }
+            if let Some(&Choice::Run(p)) = self.schedule.get(i) {
+                self.ready.remove(&p);
+            }
+            self.left += 1;
         }
         let mut v: Vec<Choice> = self.ready.iter().map(|&p| Choice::Run(p)).collect();
         if !self.quiescent || self.ready.is_empty() {
@@ -549,6 +548,26 @@ impl EnSets {
         }
         v.sort_unstable();
         Some(v)
+    }
+
+    /// Applies the logged changes up to `end`.
+    fn apply(&mut self, end: usize) {
+        while self.at < end {
+            let d = self.log.deltas[self.at];
+            let p = (d & !KIND) as u32;
+            self.at += 1;
+            if d & KIND == READY_IN {
+                self.ready.insert(p);
+                continue;
+            }
+            let t = self.log.deltas[self.at];
+            self.at += 1;
+            if d & KIND == TIMER_IN {
+                self.timers.insert((t, p));
+            } else {
+                self.timers.remove(&(t, p));
+            }
+        }
     }
 }
 
@@ -776,13 +795,11 @@ impl Exec {
 
     fn set_ready(&self, idx: u32, ready: bool) {
         let mut r = self.ready.borrow_mut();
-        let (changed, d) = if ready {
-            (r.insert(idx), READY_IN)
-        } else {
-            (r.remove(idx), READY_OUT)
-        };
-        if changed {
-            self.log.borrow_mut().deltas.push(d | u64::from(idx));
+        if !ready {
+            // Only ever the step's chosen process: not logged (see `EnLog`).
+            r.remove(idx);
+        } else if r.insert(idx) {
+            self.log.borrow_mut().deltas.push(READY_IN | u64::from(idx));
         }
     }
 

@@ -940,7 +940,11 @@ impl Builder {
             }
             let schedule = ex.schedule.borrow().clone();
             let mut st = Replay::new(schedule.clone(), true);
-            st.expect = Some(exec::EnSets::new(ex.log.borrow().clone(), self.quiescent));
+            st.expect = Some(exec::EnSets::new(
+                ex.log.borrow().clone(),
+                schedule.clone(),
+                self.quiescent,
+            ));
             // One execution at a time: the first one's leftover processes go
             // before the replay runs the network again (the caller's later
             // teardown then finds nothing left).
