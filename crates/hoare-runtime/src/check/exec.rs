@@ -210,14 +210,15 @@ impl Park for CProc {
         // `Exec::obj` named this key by itself if it met it before (it
         // does not, as an object is made before it is used; but stay exact).
         let mut ids = ex.ids.borrow_mut();
-        if !ids.is_empty() {
-            let a = id as usize;
-            for k in [
-                Key::Obj(Class::Chan, a),
-                Key::Obj(Class::Barrier, a),
-                Key::Obj(Class::Join, a | super::SCOPE_BIT),
-            ] {
-                ids.remove(&k);
+        let a = id as usize;
+        for k in [
+            Key::Obj(Class::Chan, a),
+            Key::Obj(Class::Barrier, a),
+            Key::Obj(Class::Join, a | super::SCOPE_BIT),
+        ] {
+            let s = id_slot(k);
+            if ids[s].0 == k {
+                ids[s] = (NO_KEY, 0);
             }
         }
     }
@@ -363,7 +364,6 @@ struct Spare {
     log: EnLog,
     alts_on: FxMap<u32, Vec<u32>>,
     made: FxMap<u64, u64>,
-    ids: FxMap<Key, u32>,
     shown: FxMap<u32, u32>,
     obj_info: Vec<Option<ObjInfo>>,
     trace: Vec<Event>,
@@ -410,9 +410,10 @@ pub(crate) struct Exec {
     made: RefCell<FxMap<u64, u64>>,
     /// Object ids, kept across executions.
     names: *const RefCell<Names>,
-    /// The ids `obj` found in this execution, by the key it was given (one
-    /// lookup instead of two, and no borrow of the names).
-    ids: RefCell<FxMap<Key, u32>>,
+    /// The ids `obj` found in this execution, by the key it was given: a
+    /// direct-mapped cache (a few instructions where the two hash lookups
+    /// of a miss take a hundred or two).
+    ids: RefCell<[(Key, u32); ID_SLOTS]>,
     /// Object ids → the numbers reports show (see [`shown`](Self::shown)).
     shown: RefCell<FxMap<u32, u32>>,
     /// The identity (name, creation site) of each object, where known.
@@ -571,6 +572,22 @@ impl EnSets {
     }
 }
 
+/// The size of [`Exec::obj`]'s cache.
+const ID_SLOTS: usize = 64;
+/// An empty slot of that cache (no process has this index).
+const NO_KEY: Key = Key::Wait(u32::MAX);
+
+/// The slot of `k` in [`Exec::obj`]'s cache.
+#[inline]
+fn id_slot(k: Key) -> usize {
+    let x = match k {
+        Key::Obj(c, a) => (a as u64) ^ ((c as u64) << 56),
+        Key::Wait(p) => u64::from(p) ^ (1 << 62),
+        Key::Made(m) => m ^ (2 << 62),
+    };
+    (x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - ID_SLOTS.trailing_zeros())) as usize
+}
+
 std::thread_local! {
     static CURRENT: Cell<*const Exec> = const { Cell::new(ptr::null()) };
 }
@@ -627,7 +644,7 @@ impl Exec {
             alts_on: RefCell::new(sp.alts_on),
             made: RefCell::new(sp.made),
             names,
-            ids: RefCell::new(sp.ids),
+            ids: RefCell::new([(NO_KEY, 0); ID_SLOTS]),
             shown: RefCell::new(sp.shown),
             obj_info: RefCell::new(sp.obj_info),
             trace: RefCell::new(sp.trace),
@@ -658,8 +675,12 @@ impl Exec {
     /// outside the check keeps its key (it lives across executions); a join
     /// or a wait is named by its process.
     pub(crate) fn obj(&self, key: Key, class: Class) -> u32 {
-        if let Some(&id) = self.ids.borrow().get(&key) {
-            return id;
+        let slot = id_slot(key);
+        {
+            let ids = self.ids.borrow();
+            if ids[slot].0 == key {
+                return ids[slot].1;
+            }
         }
         let k = match key {
             Key::Obj(Class::Chan | Class::Barrier, a) => self.made_key(a).unwrap_or(key),
@@ -676,7 +697,7 @@ impl Exec {
             infos.resize(id as usize + 1, None);
         }
         // Valid until `created` names an object of this key.
-        self.ids.borrow_mut().insert(key, id);
+        self.ids.borrow_mut()[slot] = (key, id);
         id
     }
 
@@ -1346,7 +1367,6 @@ impl Drop for Exec {
             log: std::mem::take(self.log.get_mut()),
             alts_on: std::mem::take(self.alts_on.get_mut()),
             made: std::mem::take(self.made.get_mut()),
-            ids: std::mem::take(self.ids.get_mut()),
             shown: std::mem::take(self.shown.get_mut()),
             obj_info: std::mem::take(self.obj_info.get_mut()),
             trace: std::mem::take(self.trace.get_mut()),
@@ -1361,7 +1381,6 @@ impl Drop for Exec {
         sp.log.marks.clear();
         sp.alts_on.clear();
         sp.made.clear();
-        sp.ids.clear();
         sp.shown.clear();
         sp.obj_info.clear();
         sp.trace.clear();
