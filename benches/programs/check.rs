@@ -194,7 +194,8 @@ fn main() {
                 hoare::sleep_for(Duration::from_millis(ms))
             });
         };
-        let nets: [(&str, bool, Box<dyn Fn()>); 9] = [
+        type Net = (&'static str, bool, Box<dyn Fn()>);
+        let nets: [Net; 9] = [
             ("college 2x1", false, Box::new(|| college(2, 1, true))),
             ("college 2x2", false, Box::new(|| college(2, 2, true))),
             ("college 3x1", false, Box::new(|| college(3, 1, true))),
@@ -217,7 +218,7 @@ fn main() {
             if quiescent {
                 b = b.quiescent_time();
             }
-            match b.try_run(|| f()) {
+            match b.try_run(f) {
                 Ok(s) => println!(
                     "{name}: {} executions, {} pruned, {} steps, complete {}",
                     s.executions(),
