@@ -51,7 +51,7 @@ pub(crate) struct Dpor {
     vc_w: usize,
     /// How to take `pclock` back to its state before a step: the rows each
     /// analysed step changed, as `[row, old values (vc_w of them)]`, and where
-    /// each step's begin.
+    /// each step's entries begin.
     undo: Vec<u32>,
     undo_at: Vec<usize>,
 }
