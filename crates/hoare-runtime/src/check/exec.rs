@@ -57,26 +57,33 @@ pub(crate) enum PState {
 }
 
 /// A process of the checker.
+///
+/// Laid out by hand (`repr(C)`, a cache line aligned): what every step of the
+/// process touches comes first, so a ring of 10,000 processes, where each
+/// step runs a process whose record is cold, misses on one or two lines of it
+/// rather than on fields spread over its whole ~350 bytes.
+#[repr(C, align(64))]
 pub(crate) struct CProc {
-    pub(crate) idx: u32,
-    coro: UnsafeCell<Option<Coro>>,
-    yielder: Cell<*const Yielder<(), Susp>>,
-    token: Cell<bool>,
     pub(crate) state: Cell<PState>,
+    token: Cell<bool>,
+    unwinding: Cell<bool>,
+    pub(crate) idx: u32,
+    yielder: Cell<*const Yielder<(), Susp>>,
+    exec: *const Exec,
+    /// The waiter of the wait it is parked in (null: none, or a sleep).
+    pub(crate) waiting: Cell<*const Waiter>,
+    /// The deadline of the timed wait it is parked in.
+    pub(crate) deadline: Cell<Option<Instant>>,
+    coro: UnsafeCell<Option<Coro>>,
+    // Recorded runs (exhaustive, reports) and reports only, from here.
     /// The operation it is about to perform (when `Ready`), or is performing
     /// (when `Running`: it stays here when chosen, rather than moving to a
     /// field of its own, and goes to `blocked_in` if the process blocks in it).
     pub(crate) pending: RefCell<Option<Op>>,
     /// The operation it blocked in (when `Blocked`).
     pub(crate) blocked_in: RefCell<Option<Op>>,
-    /// The deadline of the timed wait it is parked in.
-    pub(crate) deadline: Cell<Option<Instant>>,
-    unwinding: Cell<bool>,
-    /// The waiter of the wait it is parked in (null: none, or a sleep).
-    pub(crate) waiting: Cell<*const Waiter>,
     pub(crate) name: Option<String>,
     pub(crate) site: &'static Location<'static>,
-    exec: *const Exec,
     /// How many channels and barriers it has made (see [`Park::created`]).
     made: Cell<u32>,
     /// The top of its stack (for the ends a report finds on it).
