@@ -101,6 +101,28 @@ fn ring(n: usize, hops: u32) {
     }
 }
 
+/// A client that retries on a timeout while the server's reply is in flight
+/// (tests/check.rs: racing time finds it deadlock; quiescent time does not).
+fn retry(rounds: u32) {
+    let (req_tx, req_rx) = hoare::one2one::<u32>();
+    let (rep_tx, rep_rx) = hoare::one2one::<u32>();
+    let server = hoare::spawn(move || {
+        for r in req_rx.iter() {
+            if rep_tx.send(r).is_err() {
+                break;
+            }
+        }
+    });
+    for i in 0..rounds {
+        req_tx.send(i).unwrap();
+        while rep_rx.recv_timeout(Duration::from_millis(100)).is_err() {
+            req_tx.send(i).unwrap();
+        }
+    }
+    drop(req_tx);
+    server.join().unwrap();
+}
+
 /// `idle` processes blocked for good (each on a channel of its own), and a pair
 /// that hands `msgs` messages over: the time per step should not depend on
 /// `idle` (the checker keeps a ready set and never scans the processes).
@@ -163,6 +185,53 @@ fn main() {
             .watchdog(None)
             .run(|| ring(n, hops));
         println!("ring-one {n} {hops}: {} steps", s.steps());
+    }
+    if arg == "counts" {
+        // What exhaustive search explores (executions, pruned, steps) on a few
+        // networks: a change to the checker's speed must leave these alone.
+        let sleepers = || {
+            hoare::par_for([30u64, 10, 20, 10], |ms| {
+                hoare::sleep_for(Duration::from_millis(ms))
+            });
+        };
+        type Net = (&'static str, bool, Box<dyn Fn()>);
+        let nets: [Net; 9] = [
+            ("college 2x1", false, Box::new(|| college(2, 1, true))),
+            ("college 2x2", false, Box::new(|| college(2, 2, true))),
+            ("college 3x1", false, Box::new(|| college(3, 1, true))),
+            (
+                "deadlocking college 3x1",
+                false,
+                Box::new(|| college(3, 1, false)),
+            ),
+            ("ring 3x2", false, Box::new(|| ring(3, 2))),
+            ("crowd 2x3", false, Box::new(|| crowd(2, 3))),
+            ("sleepers", false, Box::new(sleepers)),
+            ("retry client, racing time", false, Box::new(|| retry(2))),
+            ("retry client, quiescent time", true, Box::new(|| retry(2))),
+        ];
+        for (name, quiescent, f) in nets {
+            let mut b = Builder::new()
+                .exhaustive()
+                .shrink(false)
+                .max_time(Duration::from_secs(60));
+            if quiescent {
+                b = b.quiescent_time();
+            }
+            match b.try_run(f) {
+                Ok(s) => println!(
+                    "{name}: {} executions, {} pruned, {} steps, complete {}",
+                    s.executions(),
+                    s.pruned(),
+                    s.steps(),
+                    s.complete()
+                ),
+                Err(r) => println!(
+                    "{name}: fails: {}",
+                    r.to_string().lines().next().unwrap_or("")
+                ),
+            }
+        }
     }
     if arg == "college-loop" {
         for _ in 0..200 {

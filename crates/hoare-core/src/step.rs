@@ -153,6 +153,7 @@ impl Objs {
     /// ```
     /// assert!(hoare_core::step::Objs::new().is_empty());
     /// ```
+    #[inline]
     pub const fn new() -> Self {
         Objs(ObjsRepr::Inline(0, [CLOCK; 2]))
     }
@@ -163,6 +164,7 @@ impl Objs {
     /// use hoare_core::step::{Objs, CLOCK};
     /// assert_eq!(Objs::one(CLOCK).len(), 1);
     /// ```
+    #[inline]
     pub const fn one(o: Obj) -> Self {
         Objs(ObjsRepr::Inline(1, [o, CLOCK]))
     }
@@ -175,6 +177,7 @@ impl Objs {
     /// o.push(CLOCK);
     /// assert_eq!(o[0].class, CLOCK.class);
     /// ```
+    #[inline]
     pub fn push(&mut self, o: Obj) {
         match &mut self.0 {
             ObjsRepr::Inline(n, a) if (*n as usize) < a.len() => {
@@ -200,6 +203,7 @@ impl Default for Objs {
 
 impl std::ops::Deref for Objs {
     type Target = [Obj];
+    #[inline]
     fn deref(&self) -> &[Obj] {
         match &self.0 {
             ObjsRepr::Inline(n, a) => &a[..*n as usize],
@@ -209,6 +213,7 @@ impl std::ops::Deref for Objs {
 }
 
 impl std::ops::DerefMut for Objs {
+    #[inline]
     fn deref_mut(&mut self) -> &mut [Obj] {
         match &mut self.0 {
             ObjsRepr::Inline(n, a) => &mut a[..*n as usize],
@@ -250,6 +255,7 @@ impl Op {
     /// let op = Op::one(OpKind::Join, 3, Class::Join, Access::Other);
     /// assert_eq!(op.kind, OpKind::Join);
     /// ```
+    #[inline]
     pub fn one(kind: OpKind, addr: usize, class: Class, access: Access) -> Self {
         Self {
             kind,
@@ -271,6 +277,7 @@ impl Op {
     ///     .with_info(ObjInfo::here(Some("c")));
     /// assert_eq!(op.objs[0].info.unwrap().name(), Some("c"));
     /// ```
+    #[inline]
     pub fn with_info(mut self, info: crate::wait::ObjInfo) -> Self {
         if let Some(o) = self.objs.first_mut() {
             o.info = Some(info);

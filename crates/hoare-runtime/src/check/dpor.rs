@@ -40,6 +40,20 @@ pub(crate) struct Dpor {
     vc: Vec<u32>,
     pclock: Vec<u32>,
     hist: Vec<Vec<(usize, Access)>>,
+    cands: Vec<usize>,
+    races: Vec<(usize, usize)>,
+    v: Vec<usize>,
+    initials: Vec<Choice>,
+    seen: Vec<u32>,
+    /// How many leading steps of the current branch were analysed already,
+    /// their clocks in `vc` (of width `vc_w`): see `analyse`.
+    known: usize,
+    vc_w: usize,
+    /// How to take `pclock` back to its state before a step: the rows each
+    /// analysed step changed, as `[row, old values (vc_w of them)]`, and where
+    /// each step's entries begin.
+    undo: Vec<u32>,
+    undo_at: Vec<usize>,
 }
 
 fn dependent(a: &[(u32, Access)], b: &[(u32, Access)]) -> bool {
@@ -101,23 +115,63 @@ impl Strategy for Dpor {
 
 impl Dpor {
     /// Race analysis of the execution just run (its trace is `trace`).
+    ///
+    /// Only the steps after the prefix it replayed are analysed: the races
+    /// whose later step lies in that prefix were found when the prefix was
+    /// analysed (by the execution that first took it, or a later one), and
+    /// adding them again would add nothing (the first addition put a choice of
+    /// one of the race's initials, or every enabled one, in the backtrack set,
+    /// and a race whose node has one is skipped). The prefix's vector clocks
+    /// are kept from that analysis (they depend on the prefix alone), the
+    /// per-process clocks are taken back to their state after the prefix (an
+    /// undo log), and the access history is cut back to the prefix.
     pub(crate) fn analyse(&mut self, trace: &[Event], nprocs: usize) {
         let n = trace.len().min(self.stack.len());
         // Vector clocks, flat: event j's is `vc[j * w..(j + 1) * w]`.
         let w = nprocs;
+        let from = if w == self.vc_w { self.known.min(n) } else { 0 };
         let mut vc = std::mem::take(&mut self.vc);
-        vc.clear();
+        vc.truncate(from * w);
         vc.reserve(n * w);
         let mut pclock = std::mem::take(&mut self.pclock);
-        pclock.clear();
-        pclock.resize(nprocs * w, 0);
         let mut hist = std::mem::take(&mut self.hist);
-        for h in &mut hist {
-            h.clear();
+        let (mut undo, mut undo_at) = (
+            std::mem::take(&mut self.undo),
+            std::mem::take(&mut self.undo_at),
+        );
+        if from == 0 {
+            pclock.clear();
+            pclock.resize(nprocs * w, 0);
+            for h in &mut hist {
+                h.clear();
+            }
+            undo.clear();
+            undo_at.clear();
+        } else {
+            // Back to the state after step `from - 1`.
+            let keep = undo_at.get(from).copied().unwrap_or(undo.len());
+            while undo.len() > keep {
+                let at = undo.len() - (w + 1);
+                let r = undo[at] as usize;
+                pclock[r * w..(r + 1) * w].copy_from_slice(&undo[at + 1..]);
+                undo.truncate(at);
+            }
+            undo_at.truncate(from);
+            for h in &mut hist {
+                while h.last().is_some_and(|&(i, _)| i >= from) {
+                    h.pop();
+                }
+            }
         }
-        let mut cands: Vec<usize> = Vec::new();
-        let mut races: Vec<(usize, usize)> = Vec::new();
-        for (j, e) in trace.iter().enumerate().take(n) {
+        let mut cands = std::mem::take(&mut self.cands);
+        let mut races = std::mem::take(&mut self.races);
+        races.clear();
+        let (mut v, mut initials, mut seen) = (
+            std::mem::take(&mut self.v),
+            std::mem::take(&mut self.initials),
+            std::mem::take(&mut self.seen),
+        );
+        for (j, e) in trace.iter().enumerate().take(n).skip(from) {
             let p = e.proc as usize;
             cands.clear();
             for &(o, a) in e.acc.iter() {
@@ -135,7 +189,11 @@ impl Dpor {
             vc.extend_from_slice(&pclock[p * w..(p + 1) * w]);
             for &i in &cands {
                 let q = trace[i].proc as usize;
-                if (vc[start + q] as usize) < i + 1 {
+                // A race whose first step was forced (one enabled choice) is not
+                // kept: it cannot be reversed there, and the loop over the races
+                // below would add nothing (a backtrack set holds only enabled
+                // choices, and the forced one is in it already).
+                if (vc[start + q] as usize) < i + 1 && self.stack[i].enabled.len() > 1 {
                     races.push((i, j));
                 }
                 for k in 0..w {
@@ -143,15 +201,18 @@ impl Dpor {
                 }
             }
             vc[start + p] = (j + 1) as u32;
-            for &x in &e.woke {
+            undo_at.push(undo.len());
+            for &x in e.woke.iter() {
                 let x = x as usize;
+                undo.push(x as u32);
+                undo.extend_from_slice(&pclock[x * w..(x + 1) * w]);
                 for k in 0..w {
                     pclock[x * w + k] = pclock[x * w + k].max(vc[start + k]);
                 }
             }
-            for k in 0..w {
-                pclock[p * w + k] = vc[start + k];
-            }
+            undo.push(p as u32);
+            undo.extend_from_slice(&pclock[p * w..(p + 1) * w]);
+            pclock[p * w..(p + 1) * w].copy_from_slice(&vc[start..start + w]);
             for &(o, a) in e.acc.iter() {
                 let o = o as usize;
                 if hist.len() <= o {
@@ -160,7 +221,7 @@ impl Dpor {
                 hist[o].push((j, a));
             }
             // A step that disabled a due timeout races with it.
-            for &d in &e.disabled {
+            for &d in e.disabled.iter() {
                 let f = Choice::Fire(d);
                 let node = &mut self.stack[j];
                 if node.enabled.contains(&f) && !node.backtrack.contains(&f) {
@@ -168,15 +229,14 @@ impl Dpor {
                 }
             }
         }
-        for (i, j) in races {
+        for &(i, j) in &races {
             let pi = trace[i].proc as usize;
             // v = notdep(i).j; its initials.
-            let mut v: Vec<usize> = ((i + 1)..j)
-                .filter(|&k| (vc[k * w + pi] as usize) < i + 1)
-                .collect();
+            v.clear();
+            v.extend(((i + 1)..j).filter(|&k| (vc[k * w + pi] as usize) < i + 1));
             v.push(j);
-            let mut initials: Vec<Choice> = Vec::new();
-            let mut seen: Vec<u32> = Vec::new();
+            initials.clear();
+            seen.clear();
             for (x, &k) in v.iter().enumerate() {
                 let pk = trace[k].proc;
                 if seen.contains(&pk) {
@@ -216,6 +276,10 @@ impl Dpor {
             }
         }
         (self.vc, self.pclock, self.hist) = (vc, pclock, hist);
+        (self.cands, self.races) = (cands, races);
+        (self.known, self.vc_w) = (n, w);
+        (self.undo, self.undo_at) = (undo, undo_at);
+        (self.v, self.initials, self.seen) = (v, initials, seen);
     }
 
     /// Moves to the next branch: the deepest node with a backtrack choice not yet
@@ -228,7 +292,7 @@ impl Dpor {
                 .get(depth)
                 .filter(|e| e.choice == node.chosen)
                 .map(|e| e.acc.clone())
-                .unwrap_or_else(|| Acc::new(&[]));
+                .unwrap_or_else(|| Acc::accs(&[]));
             if !node.done.iter().any(|(c, _)| *c == node.chosen) {
                 node.done.push((node.chosen, acc));
             }
@@ -237,6 +301,8 @@ impl Dpor {
             });
             if let Some(c) = next {
                 node.chosen = c;
+                // Step `depth` changes: the steps before it stay analysed.
+                self.known = self.known.min(depth);
                 return true;
             }
             if let Some(n) = self.stack.pop() {

@@ -57,26 +57,33 @@ pub(crate) enum PState {
 }
 
 /// A process of the checker.
+///
+/// Laid out by hand (`repr(C)`, a cache line aligned): what every step of the
+/// process touches comes first, so a ring of 10,000 processes, where each
+/// step runs a process whose record is cold, misses on one or two lines of it
+/// rather than on fields spread over its whole ~350 bytes.
+#[repr(C, align(64))]
 pub(crate) struct CProc {
-    pub(crate) idx: u32,
-    coro: UnsafeCell<Option<Coro>>,
-    yielder: Cell<*const Yielder<(), Susp>>,
-    token: Cell<bool>,
     pub(crate) state: Cell<PState>,
-    /// The operation it is about to perform (when `Ready`).
-    pub(crate) pending: RefCell<Option<Op>>,
-    /// The operation it is performing (taken from `pending` when chosen).
-    current: RefCell<Option<Op>>,
-    /// The operation it blocked in (when `Blocked`).
-    pub(crate) blocked_in: RefCell<Option<Op>>,
-    /// The deadline of the timed wait it is parked in.
-    pub(crate) deadline: Cell<Option<Instant>>,
+    token: Cell<bool>,
     unwinding: Cell<bool>,
+    pub(crate) idx: u32,
+    yielder: Cell<*const Yielder<(), Susp>>,
+    exec: *const Exec,
     /// The waiter of the wait it is parked in (null: none, or a sleep).
     pub(crate) waiting: Cell<*const Waiter>,
+    /// The deadline of the timed wait it is parked in.
+    pub(crate) deadline: Cell<Option<Instant>>,
+    coro: UnsafeCell<Option<Coro>>,
+    // Recorded runs (exhaustive, reports) and reports only, from here.
+    /// The operation it is about to perform (when `Ready`), or is performing
+    /// (when `Running`: it stays here when chosen, rather than moving to a
+    /// field of its own, and goes to `blocked_in` if the process blocks in it).
+    pub(crate) pending: RefCell<Option<Op>>,
+    /// The operation it blocked in (when `Blocked`).
+    pub(crate) blocked_in: RefCell<Option<Op>>,
     pub(crate) name: Option<String>,
     pub(crate) site: &'static Location<'static>,
-    exec: *const Exec,
     /// How many channels and barriers it has made (see [`Park::created`]).
     made: Cell<u32>,
     /// The top of its stack (for the ends a report finds on it).
@@ -205,7 +212,22 @@ impl Park for CProc {
         let n = self.made.get();
         self.made.set(n + 1);
         let name = (u64::from(self.idx) << 32) | u64::from(n);
-        self.exec().made.borrow_mut().insert(id, name);
+        let ex = self.exec();
+        ex.made.borrow_mut().insert(id, name);
+        // `Exec::obj` named this key by itself if it met it before (it
+        // does not, as an object is made before it is used; but stay exact).
+        let mut ids = ex.ids.borrow_mut();
+        let a = id as usize;
+        for k in [
+            Key::Obj(Class::Chan, a),
+            Key::Obj(Class::Barrier, a),
+            Key::Obj(Class::Join, a | super::SCOPE_BIT),
+        ] {
+            let s = id_slot(k);
+            if ids[s].0 == k {
+                ids[s] = (NO_KEY, 0);
+            }
+        }
     }
 
     fn step(&self, op: Op) {
@@ -224,40 +246,54 @@ impl Park for CProc {
     }
 }
 
-/// The objects one step touched and how. Up to three are kept inline (a
-/// step touches a channel or two, a join, the clock): recording a step and
-/// copying its accesses into the explorer's sleep sets allocate nothing (an
-/// `Rc<[_]>` per step was one `malloc` and one `free` per step). More (an alt
-/// of many guards) go on the heap.
+/// A short list kept inline: up to `N` items without a heap block, more on
+/// the heap. A recorded step's accesses (a channel or two, a join, the clock)
+/// and the processes it woke (one or two) fit inline, so recording a step and
+/// copying its accesses into the explorer's sleep sets allocate nothing (a
+/// `Vec` or `Rc<[_]>` per step and list was a `malloc` and a `free` each).
 #[derive(Clone, Debug)]
-pub(crate) enum Accs {
-    /// The first `len` are the accesses (the rest are filler).
-    Inline(u8, [(u32, Access); 3]),
-    Heap(Box<[(u32, Access)]>),
+pub(crate) enum Small<T: Copy, const N: usize> {
+    /// The first `len` are the items (the rest are filler).
+    Inline(u8, [T; N]),
+    Heap(Box<[T]>),
 }
 
-impl Accs {
-    pub(crate) fn new(a: &[(u32, Access)]) -> Self {
-        let mut inline = [(0, Access::Other); 3];
+impl<T: Copy, const N: usize> Small<T, N> {
+    /// The items of `a`; `fill` pads the inline array.
+    pub(crate) fn new(a: &[T], fill: T) -> Self {
+        let mut inline = [fill; N];
         match inline.get_mut(..a.len()) {
             Some(dst) => {
                 dst.copy_from_slice(a);
-                Accs::Inline(a.len() as u8, inline)
+                Small::Inline(a.len() as u8, inline)
             }
-            None => Accs::Heap(a.into()),
+            None => Small::Heap(a.into()),
         }
     }
 }
 
-impl std::ops::Deref for Accs {
-    type Target = [(u32, Access)];
-    fn deref(&self) -> &[(u32, Access)] {
+impl<T: Copy, const N: usize> std::ops::Deref for Small<T, N> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
         match self {
-            Accs::Inline(n, a) => &a[..*n as usize],
-            Accs::Heap(b) => b,
+            Small::Inline(n, a) => &a[..*n as usize],
+            Small::Heap(b) => b,
         }
     }
 }
+
+/// The objects one step touched and how.
+pub(crate) type Accs = Small<(u32, Access), 3>;
+
+impl Accs {
+    /// The accesses `a`.
+    pub(crate) fn accs(a: &[(u32, Access)]) -> Self {
+        Small::new(a, (0, Access::Other))
+    }
+}
+
+/// Processes (a step's woken ones).
+pub(crate) type Procs = Small<u32, 3>;
 
 /// One executed step, for the explorer and the report.
 #[derive(Clone, Debug)]
@@ -269,10 +305,10 @@ pub(crate) struct Event {
     /// The objects it touched and how (object ids in order of first appearance).
     pub(crate) acc: Accs,
     /// The processes it woke or spawned (they continued within it).
-    pub(crate) woke: Vec<u32>,
+    pub(crate) woke: Procs,
     /// The processes whose timeout was enabled before this step and which it woke
     /// (it disabled that timeout).
-    pub(crate) disabled: Vec<u32>,
+    pub(crate) disabled: Procs,
 }
 
 /// The network a check runs: the user's closure, and where the user called
@@ -324,6 +360,12 @@ pub(crate) struct Names {
 struct Spare {
     #[allow(clippy::vec_box)]
     procs: Vec<Box<CProc>>,
+    /// Process records of ended executions, for the next one's processes (a
+    /// `malloc` and a `free` each otherwise).
+    #[allow(clippy::vec_box)]
+    free: Vec<Box<CProc>>,
+    en: Vec<Choice>,
+    fires: Vec<u32>,
     woken: Vec<u32>,
     ready: ReadySet,
     log: EnLog,
@@ -353,6 +395,12 @@ pub(crate) struct Exec {
     // at it) when the vector grows.
     #[allow(clippy::vec_box)]
     pub(crate) procs: RefCell<Vec<Box<CProc>>>,
+    /// Records of processes of ended executions, to reuse (see `Spare`).
+    #[allow(clippy::vec_box)]
+    free: RefCell<Vec<Box<CProc>>>,
+    /// The step loop's buffers (see `Spare`).
+    en_buf: RefCell<Vec<Choice>>,
+    fires_buf: RefCell<Vec<u32>>,
     pub(crate) now: Cell<Instant>,
     pub(crate) base: Instant,
     /// Processes to continue at the end of the step, in order.
@@ -369,6 +417,10 @@ pub(crate) struct Exec {
     made: RefCell<FxMap<u64, u64>>,
     /// Object ids, kept across executions.
     names: *const RefCell<Names>,
+    /// The ids `obj` found in this execution, by the key it was given: a
+    /// direct-mapped cache (a few instructions where the two hash lookups
+    /// of a miss take a hundred or two).
+    ids: RefCell<[(Key, u32); ID_SLOTS]>,
     /// Object ids → the numbers reports show (see [`shown`](Self::shown)).
     shown: RefCell<FxMap<u32, u32>>,
     /// The identity (name, creation site) of each object, where known.
@@ -429,11 +481,15 @@ impl ReadySet {
 /// How the enabled set changed over an execution, in constant time per change
 /// (so a random run of 10,000 processes can keep it): the changes of the ready
 /// set and of the timed waits, and where each step's choice was made. A replay
-/// rebuilds the enabled set of every step from it ([`EnSets`]) and compares it
-/// with its own: the determinism check.
+/// rebuilds the enabled set of every step from it and the schedule
+/// ([`EnSets`]) and compares it with its own: the determinism check.
+///
+/// A step's chosen process leaving the ready set is not logged: every step
+/// `Run(p)` removes `p` first thing after its choice, so the schedule says it
+/// (one entry fewer per step).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct EnLog {
-    /// `READY_IN | p`, `READY_OUT | p`, or `TIMER_IN | p` / `TIMER_OUT | p`
+    /// `READY_IN | p`, or `TIMER_IN | p` / `TIMER_OUT | p`
     /// followed by the deadline (nanoseconds after the execution's start).
     deltas: Vec<u64>,
     /// For each step, how many deltas came before its choice.
@@ -441,7 +497,6 @@ pub(crate) struct EnLog {
 }
 
 const READY_IN: u64 = 0;
-const READY_OUT: u64 = 1 << 62;
 const TIMER_IN: u64 = 2 << 62;
 const TIMER_OUT: u64 = 3 << 62;
 const KIND: u64 = 3 << 62;
@@ -449,17 +504,22 @@ const KIND: u64 = 3 << 62;
 /// The enabled sets of a logged execution, step by step (see [`EnLog`]).
 pub(crate) struct EnSets {
     log: EnLog,
+    schedule: Vec<Choice>,
     at: usize,
+    /// How many steps' choices have been taken out of `ready`.
+    left: usize,
     ready: BTreeSet<u32>,
     timers: BTreeSet<(u64, u32)>,
     quiescent: bool,
 }
 
 impl EnSets {
-    pub(crate) fn new(log: EnLog, quiescent: bool) -> Self {
+    pub(crate) fn new(log: EnLog, schedule: Vec<Choice>, quiescent: bool) -> Self {
         EnSets {
             log,
+            schedule,
             at: 0,
+            left: 0,
             ready: BTreeSet::new(),
             timers: BTreeSet::new(),
             quiescent,
@@ -469,28 +529,19 @@ impl EnSets {
     /// The enabled set of step `step` (steps asked in increasing order), sorted;
     /// `None` when the logged execution made no choice there.
     pub(crate) fn at(&mut self, step: usize) -> Option<Vec<Choice>> {
-        let end = *self.log.marks.get(step)? as usize;
-        while self.at < end {
-            let d = self.log.deltas[self.at];
-            let p = (d & !KIND) as u32;
-            self.at += 1;
-            match d & KIND {
-                READY_IN => {
-                    self.ready.insert(p);
-                }
-                READY_OUT => {
-                    self.ready.remove(&p);
-                }
-                k => {
-                    let t = self.log.deltas[self.at];
-                    self.at += 1;
-                    if k == TIMER_IN {
-                        self.timers.insert((t, p));
-                    } else {
-                        self.timers.remove(&(t, p));
-                    }
-                }
+        self.log.marks.get(step)?;
+        loop {
+            // Up to step `left`'s choice: its changes, then (when it is
+            // before `step`) its chosen process leaves the ready set.
+            let i = self.left;
+            self.apply(self.log.marks[i] as usize);
+            if i >= step {
+                break;
             }
+            if let Some(&Choice::Run(p)) = self.schedule.get(i) {
+                self.ready.remove(&p);
+            }
+            self.left += 1;
         }
         let mut v: Vec<Choice> = self.ready.iter().map(|&p| Choice::Run(p)).collect();
         if !self.quiescent || self.ready.is_empty() {
@@ -506,6 +557,42 @@ impl EnSets {
         v.sort_unstable();
         Some(v)
     }
+
+    /// Applies the logged changes up to `end`.
+    fn apply(&mut self, end: usize) {
+        while self.at < end {
+            let d = self.log.deltas[self.at];
+            let p = (d & !KIND) as u32;
+            self.at += 1;
+            if d & KIND == READY_IN {
+                self.ready.insert(p);
+                continue;
+            }
+            let t = self.log.deltas[self.at];
+            self.at += 1;
+            if d & KIND == TIMER_IN {
+                self.timers.insert((t, p));
+            } else {
+                self.timers.remove(&(t, p));
+            }
+        }
+    }
+}
+
+/// The size of [`Exec::obj`]'s cache.
+const ID_SLOTS: usize = 64;
+/// An empty slot of that cache (no process has this index).
+const NO_KEY: Key = Key::Wait(u32::MAX);
+
+/// The slot of `k` in [`Exec::obj`]'s cache.
+#[inline]
+fn id_slot(k: Key) -> usize {
+    let x = match k {
+        Key::Obj(c, a) => (a as u64) ^ ((c as u64) << 56),
+        Key::Wait(p) => u64::from(p) ^ (1 << 62),
+        Key::Made(m) => m ^ (2 << 62),
+    };
+    (x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - ID_SLOTS.trailing_zeros())) as usize
 }
 
 std::thread_local! {
@@ -552,6 +639,9 @@ impl Exec {
         sp.schedule.reserve(hint);
         Exec {
             procs: RefCell::new(sp.procs),
+            free: RefCell::new(sp.free),
+            en_buf: RefCell::new(sp.en),
+            fires_buf: RefCell::new(sp.fires),
             now: Cell::new(base),
             base,
             woken: RefCell::new(sp.woken),
@@ -561,6 +651,7 @@ impl Exec {
             alts_on: RefCell::new(sp.alts_on),
             made: RefCell::new(sp.made),
             names,
+            ids: RefCell::new([(NO_KEY, 0); ID_SLOTS]),
             shown: RefCell::new(sp.shown),
             obj_info: RefCell::new(sp.obj_info),
             trace: RefCell::new(sp.trace),
@@ -590,11 +681,18 @@ impl Exec {
     /// on the prefix of the execution in which it was made); an object made
     /// outside the check keeps its key (it lives across executions); a join
     /// or a wait is named by its process.
-    pub(crate) fn obj(&self, k: Key, class: Class) -> u32 {
-        let k = match k {
-            Key::Obj(Class::Chan | Class::Barrier, a) => self.made_key(a).unwrap_or(k),
+    pub(crate) fn obj(&self, key: Key, class: Class) -> u32 {
+        let slot = id_slot(key);
+        {
+            let ids = self.ids.borrow();
+            if ids[slot].0 == key {
+                return ids[slot].1;
+            }
+        }
+        let k = match key {
+            Key::Obj(Class::Chan | Class::Barrier, a) => self.made_key(a).unwrap_or(key),
             Key::Obj(Class::Join, a) if a & super::SCOPE_BIT != 0 => {
-                self.made_key(a & !super::SCOPE_BIT).unwrap_or(k)
+                self.made_key(a & !super::SCOPE_BIT).unwrap_or(key)
             }
             k => k,
         };
@@ -605,6 +703,8 @@ impl Exec {
         if infos.len() <= id as usize {
             infos.resize(id as usize + 1, None);
         }
+        // Valid until `created` names an object of this key.
+        self.ids.borrow_mut()[slot] = (key, id);
         id
     }
 
@@ -638,25 +738,21 @@ impl Exec {
             .copied()
     }
 
-    /// The accesses of `op`, object ids assigned.
-    pub(crate) fn op_acc(&self, op: &Op) -> Vec<(u32, Access)> {
-        let mut v = Vec::with_capacity(op.objs.len());
-        self.op_acc_into(op, &mut v);
-        v
-    }
-
     /// The accesses of `op`, appended to `out` (no allocation of its own).
     fn op_acc_into(&self, op: &Op, out: &mut Vec<(u32, Access)>) {
-        out.extend(op.objs.iter().map(|o| {
-            let id = self.obj(Key::Obj(o.class, o.addr), o.class);
-            if let Some(i) = o.info {
-                let mut infos = self.obj_info.borrow_mut();
-                if infos[id as usize].is_none() {
-                    infos[id as usize] = Some(i);
-                }
+        out.extend(op.objs.iter().map(|o| (self.obj_of(o), o.access)));
+    }
+
+    /// The object id of an operation's object (its identity noted).
+    fn obj_of(&self, o: &hstep::Obj) -> u32 {
+        let id = self.obj(Key::Obj(o.class, o.addr), o.class);
+        if let Some(i) = o.info {
+            let mut infos = self.obj_info.borrow_mut();
+            if infos[id as usize].is_none() {
+                infos[id as usize] = Some(i);
             }
-            (id, o.access)
-        }));
+        }
+        id
     }
 
     /// Creates a process (started at the end of the step).
@@ -681,14 +777,13 @@ impl Exec {
                 }
             }
         };
-        let p = Box::new(CProc {
+        let rec = CProc {
             idx,
             coro: UnsafeCell::new(None),
             yielder: Cell::new(ptr::null()),
             token: Cell::new(false),
             state: Cell::new(PState::Fresh),
             pending: RefCell::new(None),
-            current: RefCell::new(None),
             blocked_in: RefCell::new(None),
             deadline: Cell::new(None),
             unwinding: Cell::new(false),
@@ -701,7 +796,14 @@ impl Exec {
                 use corosensei::stack::Stack;
                 stack.base().get()
             },
-        });
+        };
+        let p = match self.free.borrow_mut().pop() {
+            Some(mut b) => {
+                *b = rec;
+                b
+            }
+            None => Box::new(rec),
+        };
         let pp = &*p as *const CProc as usize;
         // SAFETY: the caller's contract keeps `body`'s borrows alive while the
         // coroutine may run; the header is boxed and outlives the coroutine.
@@ -721,13 +823,11 @@ impl Exec {
 
     fn set_ready(&self, idx: u32, ready: bool) {
         let mut r = self.ready.borrow_mut();
-        let (changed, d) = if ready {
-            (r.insert(idx), READY_IN)
-        } else {
-            (r.remove(idx), READY_OUT)
-        };
-        if changed {
-            self.log.borrow_mut().deltas.push(d | u64::from(idx));
+        if !ready {
+            // Only ever the step's chosen process: not logged (see `EnLog`).
+            r.remove(idx);
+        } else if r.insert(idx) {
+            self.log.borrow_mut().deltas.push(READY_IN | u64::from(idx));
         }
     }
 
@@ -761,9 +861,7 @@ impl Exec {
         unsafe { park::set_current_process(None) };
         match r {
             CoroutineResult::Yield(Susp::Step) => {
-                if self.record {
-                    *pr.current.borrow_mut() = None;
-                }
+                // Its next operation is in `pending` (`Park::step`).
                 pr.state.set(PState::Ready);
                 self.set_ready(idx, true);
             }
@@ -791,7 +889,7 @@ impl Exec {
         // A token that arrived while it ran on (it woke itself): it goes on.
         // (Unrecorded executions describe no operations: nothing to move.)
         let op = if self.record {
-            pr.current.borrow_mut().take()
+            pr.pending.borrow_mut().take()
         } else {
             None
         };
@@ -814,9 +912,9 @@ impl Exec {
         }
         if let Some(op) = op.as_ref() {
             if op.kind == OpKind::Alt {
-                let acc = self.op_acc(op);
-                let mut m = self.alts_on.borrow_mut();
-                for (o, _) in acc {
+                for o in op.objs.iter() {
+                    let o = self.obj_of(o);
+                    let mut m = self.alts_on.borrow_mut();
                     let v = m.entry(o).or_default();
                     if !v.contains(&pr.idx) {
                         v.push(pr.idx);
@@ -847,7 +945,8 @@ impl Exec {
             let timed = deadline.is_some() || op.objs.iter().any(|o| o.class == Class::Clock);
             if is_alt || timed {
                 acc.push((self.obj(Key::Wait(idx), Class::Join), Access::Other));
-                for (o, _) in self.op_acc(&op) {
+                for o in op.objs.iter() {
+                    let o = self.obj_of(o);
                     acc.push((o, Access::Other));
                     if is_alt {
                         if let Some(v) = self.alts_on.borrow_mut().get_mut(&o) {
@@ -892,7 +991,15 @@ impl Exec {
         let r = self.ready.borrow();
         out.extend(r.items.iter().map(|&p| Choice::Run(p)));
         if sorted {
-            out.sort_unstable();
+            // All `Run`: by process (a plain integer compare; the derived
+            // order compares the variants first).
+            let key = |c: &Choice| match *c {
+                Choice::Run(p) | Choice::Fire(p) => p,
+            };
+            // Often sorted already (the set changes by a process or two).
+            if !out.is_sorted_by_key(key) {
+                out.sort_unstable_by_key(key);
+            }
         }
         if quiescent && !r.items.is_empty() {
             return;
@@ -962,39 +1069,36 @@ impl Exec {
             Choice::Run(p) => {
                 // SAFETY: a live process of this execution.
                 let pr = unsafe { &*self.proc(p) };
-                let op = pr
-                    .pending
-                    .borrow_mut()
-                    .take()
-                    .expect("a ready process has an operation");
                 let mut acc = std::mem::take(&mut *self.cur_acc.borrow_mut());
-                self.op_acc_into(&op, &mut acc);
+                // The operation stays in `pending` while it is performed.
+                let (nobjs, kind, clock) = {
+                    let op = pr.pending.borrow();
+                    let op = op.as_ref().expect("a ready process has an operation");
+                    self.op_acc_into(op, &mut acc);
+                    let clock = op.objs.iter().any(|o| o.class == Class::Clock);
+                    (op.objs.len(), op.kind, clock)
+                };
                 // Any step on a channel of a blocked alt touches that alt's wait.
                 {
                     let m = self.alts_on.borrow();
                     if !m.is_empty() {
-                        let mut extra = Vec::new();
-                        for (o, _) in &acc {
-                            if let Some(v) = m.get(o) {
+                        for k in 0..acc.len() {
+                            if let Some(v) = m.get(&acc[k].0) {
                                 for &x in v {
                                     if x != p {
-                                        extra.push(x);
+                                        acc.push((
+                                            self.obj(Key::Wait(x), Class::Join),
+                                            Access::Other,
+                                        ));
                                     }
                                 }
                             }
                         }
-                        drop(m);
-                        for x in extra {
-                            acc.push((self.obj(Key::Wait(x), Class::Join), Access::Other));
-                        }
                     }
                 }
-                if op.objs.iter().any(|o| o.class == Class::Clock) {
+                if clock {
                     acc.push((self.obj(Key::Wait(p), Class::Join), Access::Other));
                 }
-                let nobjs = op.objs.len();
-                let kind = op.kind;
-                *pr.current.borrow_mut() = Some(op);
                 *self.cur_acc.borrow_mut() = acc;
                 self.set_ready(p, false);
                 self.resume(p);
@@ -1021,14 +1125,23 @@ impl Exec {
             }
         };
         self.drain();
-        // A copy: the buffer keeps its capacity for the next step.
-        let woke = self.cur_woke.borrow().clone();
-        let disabled = woke
-            .iter()
-            .copied()
-            .filter(|w| fires_before.contains(w) && Choice::Fire(*w) != c)
-            .collect();
-        let acc = Accs::new(&self.cur_acc.borrow());
+        let (woke, disabled) = {
+            let cw = self.cur_woke.borrow();
+            let woke = Procs::new(&cw, 0);
+            // Usually none: no buffer of its own.
+            let disabled = if fires_before.is_empty() {
+                Procs::new(&[], 0)
+            } else {
+                let d: Vec<u32> = cw
+                    .iter()
+                    .copied()
+                    .filter(|w| fires_before.contains(w) && Choice::Fire(*w) != c)
+                    .collect();
+                Procs::new(&d, 0)
+            };
+            (woke, disabled)
+        };
+        let acc = Accs::accs(&self.cur_acc.borrow());
         self.trace.borrow_mut().push(Event {
             choice: c,
             proc,
@@ -1071,8 +1184,8 @@ impl Exec {
         // SAFETY: every process is finished, or unwound by `teardown` while `root` lives.
         unsafe { self.spawn(Some("root".into()), root.site, Box::new(body)) };
         self.drain();
-        let mut en = Vec::new();
-        let mut fires = Vec::new();
+        let mut en = std::mem::take(&mut *self.en_buf.borrow_mut());
+        let mut fires = std::mem::take(&mut *self.fires_buf.borrow_mut());
         // A strategy that picks by index (random) does not need the enabled
         // set spelled out: no copy of the ready set per step.
         let fast = strat.by_index();
@@ -1140,7 +1253,8 @@ impl Exec {
             if !fast {
                 fires.clear();
             }
-            if self.record && !fast {
+            // (The timeouts come last in `en`.)
+            if self.record && !fast && matches!(en.last(), Some(Choice::Fire(_))) {
                 fires.extend(en.iter().filter_map(|c| match c {
                     Choice::Fire(p) => Some(*p),
                     Choice::Run(_) => None,
@@ -1150,6 +1264,9 @@ impl Exec {
             self.exec_step(c, &fires);
         };
         CURRENT.with(|c| c.set(prev));
+        en.clear();
+        fires.clear();
+        (*self.en_buf.borrow_mut(), *self.fires_buf.borrow_mut()) = (en, fires);
         if finish.is_some() {
             return End::Pruned;
         }
@@ -1232,6 +1349,8 @@ impl Exec {
             }
             if !unwind && p.unwinding.get() {
                 std::mem::forget(p);
+            } else {
+                self.free.borrow_mut().push(p);
             }
         }
         // Empty, its capacity kept for the next execution (see `Spare`).
@@ -1247,6 +1366,9 @@ impl Drop for Exec {
         self.procs.get_mut().clear();
         let mut sp = Spare {
             procs: std::mem::take(self.procs.get_mut()),
+            free: std::mem::take(self.free.get_mut()),
+            en: std::mem::take(self.en_buf.get_mut()),
+            fires: std::mem::take(self.fires_buf.get_mut()),
             woken: std::mem::take(self.woken.get_mut()),
             ready: std::mem::take(self.ready.get_mut()),
             log: std::mem::take(self.log.get_mut()),

@@ -48,7 +48,7 @@ pub use report::{Report, ReportKind};
 
 use corosensei::stack::DefaultStack;
 use exec::{End, Exec, Names};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::panic::Location;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -940,7 +940,11 @@ impl Builder {
             }
             let schedule = ex.schedule.borrow().clone();
             let mut st = Replay::new(schedule.clone(), true);
-            st.expect = Some(exec::EnSets::new(ex.log.borrow().clone(), self.quiescent));
+            st.expect = Some(exec::EnSets::new(
+                ex.log.borrow().clone(),
+                schedule.clone(),
+                self.quiescent,
+            ));
             // One execution at a time: the first one's leftover processes go
             // before the replay runs the network again (the caller's later
             // teardown then finds nothing left).
@@ -1063,7 +1067,9 @@ impl Builder {
         if !self.shrink || matches!(end, End::Nondeterministic(_)) {
             return Err(report);
         }
-        Err(self.shrink_report(report, sched, &end, root, (&stacks, &names), &watch))
+        Err(quietly(|| {
+            self.shrink_report(report, sched, &end, root, (&stacks, &names), &watch)
+        }))
     }
 
     /// Deletes choices from a failing schedule while it still fails the same
@@ -1105,6 +1111,42 @@ impl Builder {
         }
         best
     }
+}
+
+std::thread_local! {
+    /// Set while this thread shrinks a failing schedule: the panic hook stays
+    /// silent (see [`quietly`]).
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f` with the panic output of this thread silenced: shrinking replays
+/// a failing schedule dozens of times, and each replay's panic would print
+/// its message again (the report carries the one that counts, and the
+/// execution that found it printed it already). A hook that defers to the
+/// one before it, except while [`QUIET`] is set on the panicking thread, is
+/// installed once for the program; other threads' panics print as before.
+fn quietly<R>(f: impl FnOnce() -> R) -> R {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    if std::thread::panicking() {
+        // `take_hook` may not be called while panicking: stay noisy.
+        return f();
+    }
+    HOOK.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(|q| q.get()) {
+                prev(info);
+            }
+        }));
+    });
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            QUIET.with(|q| q.set(self.0));
+        }
+    }
+    let _reset = Reset(QUIET.with(|q| q.replace(true)));
+    f()
 }
 
 /// Whether a checker runs a process on this thread now.
