@@ -486,18 +486,19 @@ impl<T> RawChan<T> {
         }
         crate::check_step!(|| self.step_op(true, Wait::Until(None)));
         let mut g = self.lock();
-        let Some(r) = g.claim_receiver() else {
+        let (w, pk) = g.claim_receiver();
+        if w.is_null() {
             return self.send_wait(g, value, fail);
-        };
+        }
         drop(g);
-        // SAFETY: `claim_receiver` claimed `r` under the lock just released, and
+        // SAFETY: `claim_receiver` claimed `w` under the lock just released, and
         // nobody else finishes it; a receiver registers an empty packet.
         unsafe {
-            if Packet::is_extended(r.packet) {
-                return self.send_extended(r, value, fail);
+            if Packet::is_extended(pk) {
+                return self.send_extended(Entry::new(w, 0, pk), value, fail);
             }
-            Packet::put_raw(r.packet, value);
-            Waiter::finish(r.waiter, false);
+            Packet::put_raw(pk, value);
+            Waiter::finish(w, false);
         }
         Ok(())
     }
@@ -564,13 +565,18 @@ impl<T> RawChan<T> {
         }
         crate::check_step!(|| self.step_op(false, Wait::Until(None)));
         let mut g = self.lock();
-        let Some(s) = g.claim_sender() else {
+        let (w, pk) = g.claim_sender();
+        if w.is_null() {
             return self.recv_wait(g, fail);
-        };
+        }
         drop(g);
         // SAFETY: claimed under the lock just released; a sender registers a full
         // packet.
-        Ok(unsafe { rendezvous::take(s) })
+        unsafe {
+            let v = Packet::read_raw(pk);
+            Waiter::finish(w, false);
+            Ok(v)
+        }
     }
 
     /// The rest of [`recv_blocking`](Self::recv_blocking) when no sender could be
