@@ -219,6 +219,14 @@ impl Waiter {
         self.state.load(Ordering::Acquire) & KIND_MASK == DONE
     }
 
+    /// Whether another party finished this wait with token 0 and without poison
+    /// (a plain send's or receive's communication): [`is_done`](Self::is_done)
+    /// and the outcome in one comparison.
+    #[inline]
+    pub(crate) fn is_done_plain(&self) -> bool {
+        self.state.load(Ordering::Acquire) == DONE
+    }
+
     /// The unparker of the waiting party (to tell two waiters of one party apart).
     pub fn unparker(&self) -> Unparker {
         self.unparker

@@ -7,7 +7,7 @@ use super::error::{
     TrySendError,
 };
 use super::ops::Wait;
-use super::packet::Packet;
+use super::packet::{is_large, Packet};
 use super::raw::{RawChan, Side};
 use crate::park;
 use crate::sync::Arc;
@@ -168,12 +168,17 @@ impl<T, S: Sharing> Sender<T, S> {
     /// tx.send(42).unwrap();
     /// assert_eq!(t.join().unwrap(), Ok(42));
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
-        self.chan
-            .send(Packet::with_value(value), Wait::Until(None), |_, v| {
-                SendError(v)
-            })
+        if is_large::<T>() {
+            // The packet built straight into the argument (see `RawChan::send`).
+            return self
+                .chan
+                .send(Packet::with_value(value), Wait::Until(None), |_, v| {
+                    SendError(v)
+                });
+        }
+        self.chan.send_blocking(value, |_, v| SendError(v))
     }
 
     /// Sends `value` only if that needs no waiting: a receiver is waiting
@@ -371,7 +376,7 @@ impl<T, S: Sharing> Receiver<T, S> {
     /// is empty).
     #[inline]
     pub fn recv(&self) -> Result<T, RecvError> {
-        self.chan.recv(Wait::Until(None), |_| RecvError::Poisoned)
+        self.chan.recv_blocking(|_| RecvError::Poisoned)
     }
 
     /// Receives a value if one is there without waiting.

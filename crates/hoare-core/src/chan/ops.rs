@@ -8,7 +8,7 @@ use super::factory::Buffer;
 use super::packet::{is_large, Handback, Packet};
 use super::raw::{RawChan, Reason, Side};
 use super::rendezvous;
-use super::select::{complete_recv, complete_send, Deal, FinishOnDrop, Selected};
+use super::select::{complete_recv, complete_send, Deal, FinishOnDrop, SelectLock, Selected};
 use super::waitq::Entry;
 use crate::park::{self, Park};
 use crate::registration::{Registration, Withdraw};
@@ -253,6 +253,54 @@ impl<T> RawChan<T> {
         })
     }
 
+    /// [`block`](Self::block) without a deadline, for the plain blocking
+    /// operations: returns whether the wait ended in a communication (`false`:
+    /// poison, or the party is cancelled). An exclusive entry's wait ends only by
+    /// a claim and its finish, so the outcome is one comparison of the waiter's
+    /// word, not an [`Outcome`] to decode.
+    ///
+    /// # Safety
+    /// As [`block`](Self::block) with no deadline: `register` registers the waiter
+    /// it is given under `g` as an exclusive entry, with a packet that stays put
+    /// until this returns.
+    #[inline(always)]
+    unsafe fn block_plain<'a>(
+        &'a self,
+        mut g: SelectLock<'a, T>,
+        op: ChanOp,
+        register: impl FnOnce(&mut SelectLock<'a, T>, *const Waiter),
+    ) -> bool {
+        park::with_current(|p| {
+            let waiter = Waiter::new(p.unparker()).on(self.wait_on(op));
+            register(&mut g, &waiter);
+            let reg = Registration::new(
+                ChanSite {
+                    chan: self,
+                    waiter: &waiter,
+                },
+                &waiter,
+            );
+            // SAFETY: the caller's contract is the one `park_releasing` needs; the
+            // waiter's one unpark comes from a party that took this channel's lock
+            // after `g` was released.
+            if unsafe { park::park_releasing(p, g, &waiter) } {
+                // The committer popped the entry (or poison drained the queue).
+                reg.finished();
+                return waiter.is_done_plain();
+            }
+            match self.cancel_exclusive(p, &waiter) {
+                Outcome::Done { poisoned, .. } => {
+                    reg.finished();
+                    !poisoned
+                }
+                Outcome::Aborted { .. } => {
+                    drop(reg);
+                    false
+                }
+            }
+        })
+    }
+
     /// A cancelled party was refused its park after registering an exclusive
     /// entry: takes the entry back, or, if a partner claimed it meanwhile, waits
     /// for that partner to finish.
@@ -418,6 +466,141 @@ impl<T> RawChan<T> {
                 },
             )
         }
+    }
+
+    /// A plain blocking send (no deadline) of a value that is not
+    /// [large](is_large): [`send`](Self::send) with `Wait::Until(None)`,
+    /// specialised for a rendezvous channel. The try and the hand-off to a
+    /// waiting receiver are inlined into the caller (no call, no frame, no
+    /// packet: the value goes straight into the receiver's packet); registering
+    /// and waiting are one call out of line, [`send_wait`](Self::send_wait).
+    /// Other bufferings take the general path.
+    #[inline(always)]
+    pub(crate) fn send_blocking<E>(
+        &self,
+        value: T,
+        fail: impl FnOnce(SendFail, T) -> E,
+    ) -> Result<(), E> {
+        if is_large::<T>() || self.buffer != Buffer::Rendezvous {
+            return self.send(Packet::with_value(value), Wait::Until(None), fail);
+        }
+        crate::check_step!(|| self.step_op(true, Wait::Until(None)));
+        let mut g = self.lock();
+        let (w, pk) = g.claim_receiver();
+        if w.is_null() {
+            return self.send_wait(g, value, fail);
+        }
+        drop(g);
+        // SAFETY: `claim_receiver` claimed `w` under the lock just released, and
+        // nobody else finishes it; a receiver registers an empty packet.
+        unsafe {
+            if Packet::is_extended(pk) {
+                return self.send_extended(Entry::new(w, 0, pk), value, fail);
+            }
+            Packet::put_raw(pk, value);
+            Waiter::finish(w, false);
+        }
+        Ok(())
+    }
+
+    /// The rest of [`send_blocking`](Self::send_blocking) when no receiver could
+    /// be claimed under `g`: fails on poison, else waits for a receiver.
+    #[inline(always)]
+    fn send_wait<E>(
+        &self,
+        g: SelectLock<'_, T>,
+        value: T,
+        fail: impl FnOnce(SendFail, T) -> E,
+    ) -> Result<(), E> {
+        let mut packet = Packet::with_value(value);
+        if g.is_poisoned() {
+            drop(g);
+            return give_back(&mut packet, SendFail::Poisoned, fail);
+        }
+        let pk: *const Packet<T> = &packet;
+        // SAFETY: as in `send_inline`, without a deadline: the entry is exclusive.
+        let sent = unsafe {
+            self.block_plain(g, ChanOp::Send, |g, w| {
+                g.register_send(Entry::plain(w, pk, true))
+            })
+        };
+        if sent {
+            return Ok(());
+        }
+        give_back(&mut packet, SendFail::Poisoned, fail)
+    }
+
+    /// [`send_blocking`](Self::send_blocking) to a claimed receiver that runs an
+    /// extended rendezvous: through a packet on this frame, which
+    /// [`rendezvous::deliver`] needs (the receiver may refuse the value back into
+    /// it).
+    ///
+    /// # Safety
+    /// The caller claimed `r` from this channel's receivers and has not finished it.
+    #[cold]
+    #[inline(never)]
+    unsafe fn send_extended<E>(
+        &self,
+        r: Entry<T>,
+        value: T,
+        fail: impl FnOnce(SendFail, T) -> E,
+    ) -> Result<(), E> {
+        let mut packet = Packet::with_value(value);
+        // SAFETY: the caller's contract; the packet holds the value.
+        if unsafe { rendezvous::deliver(r, &mut packet) } {
+            return Ok(());
+        }
+        give_back(&mut packet, SendFail::Poisoned, fail)
+    }
+
+    /// A plain blocking receive (no deadline): [`recv`](Self::recv) with
+    /// `Wait::Until(None)`, specialised for a rendezvous channel and a value that
+    /// is not [large](is_large), as [`send_blocking`](Self::send_blocking) is:
+    /// taking a waiting sender's value is inlined into the caller, registering and
+    /// waiting are [`recv_wait`](Self::recv_wait), out of line.
+    #[inline(always)]
+    pub(crate) fn recv_blocking<E>(&self, fail: impl FnOnce(RecvFail) -> E) -> Result<T, E> {
+        if is_large::<T>() || self.buffer != Buffer::Rendezvous {
+            return self.recv(Wait::Until(None), fail);
+        }
+        crate::check_step!(|| self.step_op(false, Wait::Until(None)));
+        let mut g = self.lock();
+        let (w, pk) = g.claim_sender();
+        if w.is_null() {
+            return self.recv_wait(g, fail);
+        }
+        drop(g);
+        // SAFETY: claimed under the lock just released; a sender registers a full
+        // packet.
+        unsafe {
+            let v = Packet::read_raw(pk);
+            Waiter::finish(w, false);
+            Ok(v)
+        }
+    }
+
+    /// The rest of [`recv_blocking`](Self::recv_blocking) when no sender could be
+    /// claimed under `g`: fails on poison, else waits for a sender.
+    #[inline(never)]
+    fn recv_wait<E>(&self, g: SelectLock<'_, T>, fail: impl FnOnce(RecvFail) -> E) -> Result<T, E> {
+        if g.is_poisoned() {
+            drop(g);
+            return Err(fail(RecvFail::Poisoned));
+        }
+        let packet = Packet::empty();
+        let pk: *const Packet<T> = &packet;
+        // SAFETY: as in `send_inline`, without a deadline: the entry is exclusive.
+        let received = unsafe {
+            self.block_plain(g, ChanOp::Recv, |g, w| {
+                g.register_recv(Entry::plain(w, pk, true))
+            })
+        };
+        if received {
+            // SAFETY: the sender that finished our wait without poison filled
+            // the packet first.
+            return Ok(unsafe { Packet::read_raw(pk) });
+        }
+        Err(fail(RecvFail::Poisoned))
     }
 
     // `recv` and `recv_with` stay two functions on purpose: one generic body over

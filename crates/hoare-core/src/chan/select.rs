@@ -124,6 +124,37 @@ impl<'a, T> SelectLock<'a, T> {
         }
     }
 
+    /// For a plain send on a rendezvous channel (its caller checked the
+    /// buffering, so there is nothing to dispatch on): claims the first waiting
+    /// receiver that can be claimed, unless the channel is poisoned: its waiter
+    /// (claimed) and packet. A null waiter: nobody; the caller looks at
+    /// [`is_poisoned`](Self::is_poisoned) and registers.
+    #[inline(always)]
+    pub(crate) fn claim_receiver(&mut self) -> (*const Waiter, *const Packet<T>) {
+        debug_assert_eq!(self.chan.buffer, Buffer::Rendezvous);
+        if self.g.poisoned {
+            return (std::ptr::null(), std::ptr::null());
+        }
+        self.g.receivers.claim_plain()
+    }
+
+    /// [`claim_receiver`](Self::claim_receiver) for a plain receive: claims the
+    /// first waiting sender.
+    #[inline(always)]
+    pub(crate) fn claim_sender(&mut self) -> (*const Waiter, *const Packet<T>) {
+        debug_assert_eq!(self.chan.buffer, Buffer::Rendezvous);
+        if self.g.poisoned {
+            return (std::ptr::null(), std::ptr::null());
+        }
+        self.g.senders.claim_plain()
+    }
+
+    /// Whether the channel is poisoned.
+    #[inline(always)]
+    pub(crate) fn is_poisoned(&self) -> bool {
+        self.g.poisoned
+    }
+
     /// Registers a waiting sender.
     ///
     /// # Safety
