@@ -217,7 +217,7 @@ impl Stall {
                     continue;
                 };
                 reported.insert(key);
-                stacks.push((w as usize, p as usize));
+                stacks.push(scan_range(proc, w));
                 let mut b = entry(proc, "process", wait);
                 b.holds.clear();
                 blocked.push((b, first));
@@ -284,7 +284,7 @@ fn look(sh: &Shared) -> Look {
         if matches!(wait, Wait::External(_)) || wait.objects().iter().any(|o| o.outside) {
             return Look::No;
         }
-        stacks.push((w as usize, p as usize));
+        stacks.push(scan_range(proc, w));
         blocked.push(entry(proc, "process", wait));
     }
     if blocked.is_empty() {
@@ -325,9 +325,20 @@ fn live(sh: &Shared) -> Vec<*mut Proc> {
     live
 }
 
+/// The part of a parked process's stack that `holds` scans: from a little below
+/// where it parked (see `stack_mark`) or its waiter, to its header (the top).
+fn scan_range(proc: &Proc, w: *const Waiter) -> (usize, usize) {
+    let top = proc as *const Proc as usize;
+    let limit = proc.slot + crate::stack::GUARD;
+    (
+        crate::stack_mark::scan_from(proc.parked_sp.get(), w as usize, limit, top),
+        top,
+    )
+}
+
 /// Fills in, for each blocked process, the objects of the report it keeps an end
-/// of on its stack: the words between the waiter (deep in the blocking
-/// operation's frame) and the header (the top) that point at an object or just
+/// of on its stack: the words of the range `scan_range` gives (from a little
+/// below where it parked to its header, the top) that point at an object or just
 /// before it (an end is an `Arc`, which points at the reference counts in front
 /// of the object). For the wait-for cycle only: a false match could at worst
 /// show a wrong cycle, never cause a report.
@@ -384,8 +395,7 @@ pub(crate) fn leak_report(pending: &[(*mut Proc, bool)]) -> Option<Report> {
             .then(|| unsafe { (*w).wait_on().describe() })
             .flatten()
             .unwrap_or(Wait::Other("a sleep".into()));
-        let from = if w.is_null() { p as usize } else { w as usize };
-        stacks.push((from, p as usize));
+        stacks.push(scan_range(proc, w));
         blocked.push(entry(proc, "process", wait));
     }
     if blocked.is_empty() {

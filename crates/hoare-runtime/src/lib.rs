@@ -32,6 +32,7 @@
 // context    every thread-local, each read by an `#[inline(never)]` function; a leaf
 // sync       the poison-tolerant lock
 // stack      pooled, guarded stack slots
+// stack_mark where a parked process's stack ends (for the holds scan of reports)
 // proc       a process's header, what it asks of its worker, tasks, process ids
 // signal     the stack overflow handler
 // timers     one worker's timers
@@ -60,6 +61,7 @@ mod shared;
 mod signal;
 mod spawn;
 mod stack;
+mod stack_mark;
 mod sweep;
 mod sync;
 mod threads;

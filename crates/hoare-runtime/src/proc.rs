@@ -83,6 +83,9 @@ pub(crate) struct Proc {
     /// Valid while it is parked; read by the shutdown sweep (see
     /// `Waiter::is_held`).
     pub(crate) waiting: Cell<*const Waiter>,
+    /// The stack pointer when it parked last (see `stack_mark`): where a report
+    /// starts looking for the ends it holds.
+    pub(crate) parked_sp: Cell<usize>,
     /// Whether the slot holds a process that has not finished (shutdown sweep).
     pub(crate) live: Cell<bool>,
     pub(crate) timer: Cell<Option<TimerKey>>,

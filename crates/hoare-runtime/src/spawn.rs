@@ -130,6 +130,7 @@ where
                 timed_out: Cell::new(false),
                 unwinding: Cell::new(false),
                 waiting: Cell::new(ptr::null()),
+                parked_sp: Cell::new(0),
                 live: Cell::new(true),
                 timer: Cell::new(None),
                 budget: Cell::new(BUDGET),

@@ -72,6 +72,8 @@ pub(crate) struct CProc {
     exec: *const Exec,
     /// The waiter of the wait it is parked in (null: none, or a sleep).
     pub(crate) waiting: Cell<*const Waiter>,
+    /// The stack pointer when it parked last (see `stack_mark`).
+    pub(crate) parked_sp: Cell<usize>,
     /// The deadline of the timed wait it is parked in.
     pub(crate) deadline: Cell<Option<Instant>>,
     coro: UnsafeCell<Option<Coro>>,
@@ -88,6 +90,8 @@ pub(crate) struct CProc {
     made: Cell<u32>,
     /// The top of its stack (for the ends a report finds on it).
     top: usize,
+    /// The lowest mapped address of its stack (the scan stops there).
+    pub(crate) limit: usize,
 }
 
 impl CProc {
@@ -151,6 +155,7 @@ impl Park for CProc {
             return;
         }
         self.waiting.set(w);
+        self.parked_sp.set(crate::stack_mark::here());
         self.suspend(Susp::Park);
         self.waiting.set(ptr::null());
         let t = self.token.replace(false);
@@ -166,6 +171,7 @@ impl Park for CProc {
         }
         self.waiting
             .set(w.map_or(ptr::null(), |w| w as *const Waiter));
+        self.parked_sp.set(crate::stack_mark::here());
         self.suspend(Susp::ParkUntil(deadline));
         self.waiting.set(ptr::null());
         self.token.replace(false)
@@ -195,6 +201,7 @@ impl Park for CProc {
             return true;
         }
         self.waiting.set(w);
+        self.parked_sp.set(crate::stack_mark::here());
         self.suspend(Susp::ParkRelease(release, data));
         self.waiting.set(ptr::null());
         let t = self.token.replace(false);
@@ -788,6 +795,7 @@ impl Exec {
             deadline: Cell::new(None),
             unwinding: Cell::new(false),
             waiting: Cell::new(ptr::null()),
+            parked_sp: Cell::new(0),
             name,
             site,
             exec: self,
@@ -795,6 +803,10 @@ impl Exec {
             top: {
                 use corosensei::stack::Stack;
                 stack.base().get()
+            },
+            limit: {
+                use corosensei::stack::Stack;
+                stack.limit().get()
             },
         };
         let p = match self.free.borrow_mut().pop() {

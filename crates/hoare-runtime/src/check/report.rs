@@ -311,7 +311,8 @@ fn runtime_report(ex: &Exec, end: &End) -> crate::report::Report {
         });
         let top = p.stack_top();
         let w = p.waiting.get() as usize;
-        stacks.push((if w != 0 && w < top { w } else { top }, top));
+        let from = crate::stack_mark::scan_from(p.parked_sp.get(), w, p.limit, top);
+        stacks.push((from, top));
         blocked.push(Blocked {
             id: u64::from(p.idx),
             name: p.name.clone(),

@@ -143,6 +143,7 @@ impl Park for Proc {
             return self.wait_token_unwinding();
         }
         self.waiting.set(w);
+        self.parked_sp.set(crate::stack_mark::here());
         self.suspend(Req::Park);
         // The worker only resumes us after someone unparked us: no spurious return.
     }
@@ -163,6 +164,7 @@ impl Park for Proc {
         }
         self.waiting
             .set(w.map_or(ptr::null(), |w| w as *const Waiter));
+        self.parked_sp.set(crate::stack_mark::here());
         // The worker arms the timer once we are suspended; this takes the entry
         // out again on every way out (unparked first, or the stack unwound).
         let _reg = Registration::without_waiter(TimerSite(self));
@@ -183,6 +185,7 @@ impl Park for Proc {
             return false;
         }
         self.waiting.set(w);
+        self.parked_sp.set(crate::stack_mark::here());
         // The worker parks us and then calls `release` (see `WorkerLocal::run_one`);
         // as with `park`, it resumes us only after our one unpark.
         self.suspend(Req::ParkRelease(release, data));
