@@ -327,13 +327,17 @@ fn live(sh: &Shared) -> Vec<*mut Proc> {
 
 /// The part of a parked process's stack that `holds` scans: from a little below
 /// where it parked (see `stack_mark`) or its waiter, to its header (the top).
-fn scan_range(proc: &Proc, w: *const Waiter) -> (usize, usize) {
+/// And the heap memory its body owns (see `Proc::captures`).
+fn scan_range(proc: &Proc, w: *const Waiter) -> [(usize, usize); 2] {
     let top = proc as *const Proc as usize;
     let limit = proc.slot + crate::stack::GUARD;
-    (
-        crate::stack_mark::scan_from(proc.parked_sp.get(), w as usize, limit, top),
-        top,
-    )
+    [
+        (
+            crate::stack_mark::scan_from(proc.parked_sp.get(), w as usize, limit, top),
+            top,
+        ),
+        proc.captures,
+    ]
 }
 
 /// Fills in, for each blocked process, the objects of the report it keeps an end
@@ -342,7 +346,7 @@ fn scan_range(proc: &Proc, w: *const Waiter) -> (usize, usize) {
 /// before it (an end is an `Arc`, which points at the reference counts in front
 /// of the object). For the wait-for cycle only: a false match could at worst
 /// show a wrong cycle, never cause a report.
-pub(crate) fn holds(blocked: &mut [Blocked], stacks: &[(usize, usize)]) {
+pub(crate) fn holds(blocked: &mut [Blocked], stacks: &[[(usize, usize); 2]]) {
     /// How far in front of an object an `Arc` to it may point (its counts, and
     /// alignment padding up to a barrier's 128-byte groups).
     const ARC_HEADER: usize = 128;
@@ -356,22 +360,26 @@ pub(crate) fn holds(blocked: &mut [Blocked], stacks: &[(usize, usize)]) {
         return;
     }
     let (lo, hi) = (keys[0] - ARC_HEADER.min(keys[0]), keys[keys.len() - 1]);
-    for (b, &(from, to)) in blocked.iter_mut().zip(stacks) {
+    for (b, ranges) in blocked.iter_mut().zip(stacks) {
         let mut found = Vec::new();
-        let mut a = (from + 7) & !7;
-        while a + 8 <= to {
-            // SAFETY: the range lies within the parked process's stack slot, which
-            // is mapped and not being written (the process cannot run).
-            let word = unsafe { std::ptr::read_volatile(a as *const usize) };
-            if (lo..=hi).contains(&word) {
-                let i = keys.partition_point(|&k| k < word);
-                if let Some(&k) = keys.get(i) {
-                    if k - word <= ARC_HEADER && !found.contains(&k) {
-                        found.push(k);
+        for &(from, to) in ranges {
+            let mut a = (from + 7) & !7;
+            while a + 8 <= to {
+                // SAFETY: the range lies within the parked process's stack slot,
+                // which is mapped and not being written (the process cannot run),
+                // or is the heap memory its body owns until it returns (see
+                // `Proc::captures`; it has not returned: it is parked).
+                let word = unsafe { std::ptr::read_volatile(a as *const usize) };
+                if (lo..=hi).contains(&word) {
+                    let i = keys.partition_point(|&k| k < word);
+                    if let Some(&k) = keys.get(i) {
+                        if k - word <= ARC_HEADER && !found.contains(&k) {
+                            found.push(k);
+                        }
                     }
                 }
+                a += 8;
             }
-            a += 8;
         }
         b.holds = found;
     }
@@ -404,7 +412,7 @@ pub(crate) fn leak_report(pending: &[(*mut Proc, bool)]) -> Option<Report> {
     let mut order: Vec<usize> = (0..blocked.len()).collect();
     order.sort_by_key(|&i| blocked[i].id);
     let blocked: Vec<Blocked> = order.iter().map(|&i| blocked[i].clone()).collect();
-    let stacks: Vec<(usize, usize)> = order.iter().map(|&i| stacks[i]).collect();
+    let stacks: Vec<[(usize, usize); 2]> = order.iter().map(|&i| stacks[i]).collect();
     let mut blocked = blocked;
     holds(&mut blocked, &stacks);
     Some(Report::new(ReportKind::Leak, blocked))

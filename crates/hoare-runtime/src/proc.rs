@@ -86,6 +86,10 @@ pub(crate) struct Proc {
     /// The stack pointer when it parked last (see `stack_mark`): where a report
     /// starts looking for the ends it holds.
     pub(crate) parked_sp: Cell<usize>,
+    /// Heap memory its body owns until it returns (`start..end`; empty: none):
+    /// a boxed `par` branch keeps the ends it captured there, not on its stack,
+    /// so deadlock reports search it too for the ends the process holds.
+    pub(crate) captures: (usize, usize),
     /// Whether the slot holds a process that has not finished (shutdown sweep).
     pub(crate) live: Cell<bool>,
     pub(crate) timer: Cell<Option<TimerKey>>,

@@ -22,6 +22,8 @@ pub(crate) struct SpawnOpts<'a> {
     pub(crate) pinned: bool,
     /// Where it was spawned (for reports).
     pub(crate) site: &'static Location<'static>,
+    /// See `Proc::captures`.
+    pub(crate) captures: (usize, usize),
     pub(crate) shared: &'a Arc<Shared>,
 }
 
@@ -131,6 +133,7 @@ where
                 unwinding: Cell::new(false),
                 waiting: Cell::new(ptr::null()),
                 parked_sp: Cell::new(0),
+                captures: opts.captures,
                 live: Cell::new(true),
                 timer: Cell::new(None),
                 budget: Cell::new(BUDGET),

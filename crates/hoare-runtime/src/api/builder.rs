@@ -119,6 +119,9 @@ pub struct Builder {
     /// Where the process was spawned, for reports (default: the caller of the
     /// spawn function; `par` and friends pass their own caller's).
     site: Option<&'static Location<'static>>,
+    /// Memory the body owns while it runs (a boxed `par` branch's captures),
+    /// searched with its stack for the ends a deadlock report says it holds.
+    captures: (usize, usize),
 }
 
 impl Builder {
@@ -156,6 +159,12 @@ impl Builder {
     /// which spawn on their caller's behalf).
     pub(crate) fn at(mut self, site: &'static Location<'static>) -> Self {
         self.site = Some(site);
+        self
+    }
+    /// The heap memory of a boxed body (`start..end`), which stays allocated
+    /// until the body returns: see `Proc::captures`.
+    pub(crate) fn captures(mut self, range: (usize, usize)) -> Self {
+        self.captures = range;
         self
     }
     /// Runs the process on its own OS thread (for blocking system calls); channel
@@ -251,6 +260,7 @@ impl Builder {
             name,
             stack_size,
             pinned,
+            captures,
             ..
         } = self;
         let r = Shared::with_current(|sh| {
@@ -259,6 +269,7 @@ impl Builder {
                 stack_size,
                 pinned,
                 site,
+                captures,
                 shared: sh,
             };
             // SAFETY: forwarded from our caller.

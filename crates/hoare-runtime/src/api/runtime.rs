@@ -328,6 +328,7 @@ impl Runtime {
             stack_size: None,
             pinned: false,
             site: Location::caller(),
+            captures: (0, 0),
             shared: &shared,
         };
         let (slot, mine) = SlotRef::<P::Output>::pair();
@@ -521,6 +522,7 @@ impl Handle {
             stack_size: None,
             pinned: false,
             site: Location::caller(),
+            captures: (0, 0),
             shared: &self.shared,
         };
         let (slot, mine) = SlotRef::<P::Output>::pair();

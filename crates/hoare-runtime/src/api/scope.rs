@@ -260,7 +260,10 @@ pub fn par<'a, T: Send + 'a>(fs: Vec<ParFn<'a, T>>) -> Vec<T> {
             return Vec::new();
         };
         let hs: Vec<_> = it
-            .map(|f| s.spawn_with(Builder::new().at(site), f))
+            .map(|f| {
+                let b = Builder::new().at(site).captures(boxed_range(&*f));
+                s.spawn_with(b, f)
+            })
             .collect();
         let r0 = catch_unwind(AssertUnwindSafe(first));
         let rest: Vec<_> = hs.into_iter().map(|h| h.join()).collect();
@@ -269,6 +272,12 @@ pub fn par<'a, T: Send + 'a>(fs: Vec<ParFn<'a, T>>) -> Vec<T> {
         out.extend(rest.into_iter().map(unwrap_par));
         out
     })
+}
+
+/// The memory a boxed body occupies (its captures), as `start..end`.
+fn boxed_range<T: ?Sized>(v: &T) -> (usize, usize) {
+    let start = v as *const T as *const u8 as usize;
+    (start, start + std::mem::size_of_val(v))
 }
 
 /// Replicated `PAR`: runs `f` on every item in parallel (one process per item)

@@ -312,7 +312,7 @@ fn runtime_report(ex: &Exec, end: &End) -> crate::report::Report {
         let top = p.stack_top();
         let w = p.waiting.get() as usize;
         let from = crate::stack_mark::scan_from(p.parked_sp.get(), w, p.limit, top);
-        stacks.push((from, top));
+        stacks.push([(from, top), (0, 0)]);
         blocked.push(Blocked {
             id: u64::from(p.idx),
             name: p.name.clone(),
