@@ -5,6 +5,9 @@
 //! `crates/hoare-runtime/src/check/` and reverted).
 #![cfg(feature = "check")]
 
+mod common_college;
+
+use common_college::{college, seated_college};
 use hoare::check::{Builder, ReportKind};
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -513,67 +516,6 @@ fn reports_name_extended_receives_and_the_root_site() {
     assert!(!t.contains("check/exec.rs"), "{t}");
 }
 
-/// Dining philosophers: `n` philosophers, `n` forks as processes (a pick-up and
-/// a put-down channel each), `meals` meals each; with `butler`, a butler
-/// seats at most `n - 1` at a time.
-fn college(n: usize, meals: usize, butler: bool) {
-    let forks: Vec<_> = (0..n)
-        .map(|_| {
-            let up = hoare::any2one::<()>();
-            let down = hoare::any2one::<()>();
-            (up, down)
-        })
-        .collect();
-    let (sit_tx, sit_rx) = hoare::any2one::<()>();
-    let (leave_tx, leave_rx) = hoare::any2one::<()>();
-    let mut fs: Vec<hoare::ParFn<()>> = Vec::new();
-    for i in 0..n {
-        let left = (forks[i].0 .0.clone(), forks[i].1 .0.clone());
-        let right = (
-            forks[(i + 1) % n].0 .0.clone(),
-            forks[(i + 1) % n].1 .0.clone(),
-        );
-        let (sit, leave) = (sit_tx.clone(), leave_tx.clone());
-        fs.push(Box::new(move || {
-            for _ in 0..meals {
-                if butler {
-                    sit.send(()).unwrap();
-                }
-                left.0.send(()).unwrap();
-                right.0.send(()).unwrap();
-                // eat
-                left.1.send(()).unwrap();
-                right.1.send(()).unwrap();
-                if butler {
-                    leave.send(()).unwrap();
-                }
-            }
-        }));
-    }
-    drop((sit_tx, leave_tx));
-    for (up, down) in forks {
-        let (up, down) = (up.1, down.1);
-        fs.push(Box::new(move || {
-            for _ in 0..2 * meals {
-                up.recv().unwrap();
-                down.recv().unwrap();
-            }
-        }));
-    }
-    if butler {
-        fs.push(Box::new(move || {
-            let (mut seated, mut served) = (0, 0);
-            while served < n * meals {
-                hoare::alt! {
-                    recv(sit_rx) if seated < n - 1 -> _v => seated += 1,
-                    recv(leave_rx) -> _v => { seated -= 1; served += 1; },
-                }
-            }
-        }));
-    }
-    hoare::par(fs);
-}
-
 /// The classic deadlock of five philosophers is found, and reported with the
 /// wait-for cycle.
 ///
@@ -591,6 +533,25 @@ fn five_philosophers_deadlock_is_found_with_its_cycle() {
     // Exhaustive search finds it too (the first branch already).
     let r = Builder::new().try_run(|| college(5, 1, false)).unwrap_err();
     assert_eq!(r.kind(), ReportKind::Deadlock);
+}
+
+/// Five philosophers as `par` branches, each picking up its left fork before a
+/// barrier seats them all, deadlock in every execution; the report gives the
+/// wait-for cycle. A branch's ends of its right fork are captured by its boxed
+/// closure and may not be on its stack at all when it blocks: the report must
+/// scan the box too.
+///
+/// Fails (no cycle in the report) when the report scans only the stacks
+/// (`runtime_report` pushing `(0, 0)` for a process's captures).
+#[test]
+fn five_seated_philosophers_as_par_branches_report_their_cycle() {
+    let r = Builder::new()
+        .random(10)
+        .seed(3)
+        .try_run(|| seated_college(5))
+        .unwrap_err();
+    assert_eq!(r.kind(), ReportKind::Deadlock);
+    assert!(r.to_string().contains("wait-for cycle:"), "{r}");
 }
 
 /// With a butler the college of 2 philosophers × 1 meal is deadlock-free in

@@ -1,6 +1,9 @@
 //! Deadlock detection (SPEC R7): every hang of the issue reports, naming the
 //! processes and what they wait on; healthy programs never do.
 
+mod common_college;
+
+use common_college::seated_college;
 use hoare::report::{ReportKind, Wait};
 use hoare::{alt, Barrier, Builder, Channel, OnDeadlock, ProcessError, Report, Runtime};
 use std::time::Duration;
@@ -535,43 +538,7 @@ fn waiting_for_a_socket_is_not_a_deadlock() {
 #[test]
 fn five_philosophers_as_par_branches_report_their_cycle() {
     for workers in [1, 2] {
-        let r = deadlock(workers, || {
-            let n = 5;
-            let forks: Vec<_> = (0..n)
-                .map(|i| {
-                    (
-                        Channel::builder().name(format!("up{i}")).any2one::<()>(),
-                        Channel::builder().name(format!("down{i}")).any2one::<()>(),
-                    )
-                })
-                .collect();
-            let (_seats, mut seated) = Barrier::with_enrolled(n);
-            let mut fs: Vec<hoare::ParFn<()>> = Vec::new();
-            for i in 0..n {
-                let left = (forks[i].0 .0.clone(), forks[i].1 .0.clone());
-                let right = (
-                    forks[(i + 1) % n].0 .0.clone(),
-                    forks[(i + 1) % n].1 .0.clone(),
-                );
-                let mut seated = seated.pop().expect("an end each");
-                fs.push(Box::new(move || {
-                    left.0.send(()).ok();
-                    seated.sync();
-                    right.0.send(()).ok();
-                    left.1.send(()).ok();
-                    right.1.send(()).ok();
-                }));
-            }
-            for (up, down) in forks {
-                let (up, down) = (up.1, down.1);
-                fs.push(Box::new(move || loop {
-                    if up.recv().is_err() || down.recv().is_err() {
-                        return;
-                    }
-                }));
-            }
-            hoare::par(fs);
-        });
+        let r = deadlock(workers, || seated_college(5));
         assert!(r.cycle().is_some(), "no wait-for cycle:\n{r}");
     }
 }

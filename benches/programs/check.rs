@@ -8,62 +8,12 @@
 //!   n = 10 … 10,000: flat when the checker keeps a ready set;
 //! * random and PCT runs on networks of 10,000 processes.
 
+#[path = "../../tests/common_college/mod.rs"]
+mod common_college;
+
+use common_college::college;
 use hoare::check::Builder;
 use std::time::{Duration, Instant};
-
-/// Dining philosophers: forks as processes; with `butler`, at most `n - 1` seated.
-fn college(n: usize, meals: usize, butler: bool) {
-    let forks: Vec<_> = (0..n)
-        .map(|_| (hoare::any2one::<()>(), hoare::any2one::<()>()))
-        .collect();
-    let (sit_tx, sit_rx) = hoare::any2one::<()>();
-    let (leave_tx, leave_rx) = hoare::any2one::<()>();
-    let mut fs: Vec<hoare::ParFn<()>> = Vec::new();
-    for i in 0..n {
-        let left = (forks[i].0 .0.clone(), forks[i].1 .0.clone());
-        let right = (
-            forks[(i + 1) % n].0 .0.clone(),
-            forks[(i + 1) % n].1 .0.clone(),
-        );
-        let (sit, leave) = (sit_tx.clone(), leave_tx.clone());
-        fs.push(Box::new(move || {
-            for _ in 0..meals {
-                if butler {
-                    sit.send(()).unwrap();
-                }
-                left.0.send(()).unwrap();
-                right.0.send(()).unwrap();
-                left.1.send(()).unwrap();
-                right.1.send(()).unwrap();
-                if butler {
-                    leave.send(()).unwrap();
-                }
-            }
-        }));
-    }
-    drop((sit_tx, leave_tx));
-    for (up, down) in forks {
-        let (up, down) = (up.1, down.1);
-        fs.push(Box::new(move || {
-            for _ in 0..2 * meals {
-                up.recv().unwrap();
-                down.recv().unwrap();
-            }
-        }));
-    }
-    if butler {
-        fs.push(Box::new(move || {
-            let (mut seated, mut served) = (0, 0);
-            while served < n * meals {
-                hoare::alt! {
-                    recv(sit_rx) if seated < n - 1 -> _v => seated += 1,
-                    recv(leave_rx) -> _v => { seated -= 1; served += 1; },
-                }
-            }
-        }));
-    }
-    hoare::par(fs);
-}
 
 /// A ring of `n` processes passing a token `hops` times around.
 fn ring(n: usize, hops: u32) {

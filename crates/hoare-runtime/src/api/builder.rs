@@ -248,8 +248,14 @@ impl Builder {
             // Under the checking runtime every process (a thread process too) is
             // one of its coroutines.
             // SAFETY: forwarded from our caller.
-            let id =
-                unsafe { crate::check::spawn(self.name, site, Box::new(move || run_body(p, fin))) };
+            let id = unsafe {
+                crate::check::spawn(
+                    self.name,
+                    site,
+                    self.captures,
+                    Box::new(move || run_body(p, fin)),
+                )
+            };
             return Ok(JoinHandle { slot, id });
         }
         if self.thread {

@@ -92,6 +92,9 @@ pub(crate) struct CProc {
     top: usize,
     /// The lowest mapped address of its stack (the scan stops there).
     pub(crate) limit: usize,
+    /// The heap memory its body owns while it runs, scanned by reports as well
+    /// as its stack (see `Proc::captures`).
+    pub(crate) captures: (usize, usize),
 }
 
 impl CProc {
@@ -771,6 +774,7 @@ impl Exec {
         &self,
         name: Option<String>,
         site: &'static Location<'static>,
+        captures: (usize, usize),
         body: Box<dyn FnOnce() + '_>,
     ) -> u32 {
         let idx = self.procs.borrow().len() as u32;
@@ -798,6 +802,7 @@ impl Exec {
             parked_sp: Cell::new(0),
             name,
             site,
+            captures,
             exec: self,
             made: Cell::new(0),
             top: {
@@ -1194,7 +1199,7 @@ impl Exec {
             }
         };
         // SAFETY: every process is finished, or unwound by `teardown` while `root` lives.
-        unsafe { self.spawn(Some("root".into()), root.site, Box::new(body)) };
+        unsafe { self.spawn(Some("root".into()), root.site, (0, 0), Box::new(body)) };
         self.drain();
         let mut en = std::mem::take(&mut *self.en_buf.borrow_mut());
         let mut fires = std::mem::take(&mut *self.fires_buf.borrow_mut());

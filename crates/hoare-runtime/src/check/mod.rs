@@ -1164,12 +1164,13 @@ pub(crate) fn active() -> bool {
 pub(crate) unsafe fn spawn(
     name: Option<String>,
     site: &'static Location<'static>,
+    captures: (usize, usize),
     body: Box<dyn FnOnce() + Send + '_>,
 ) -> u64 {
     // SAFETY: `active()`; the execution outlives the call.
     let ex = unsafe { &*exec::current() };
     // SAFETY: forwarded.
-    u64::from(unsafe { ex.spawn(name, site, body) })
+    u64::from(unsafe { ex.spawn(name, site, captures, body) })
 }
 
 /// A process of the check ends: its exit is a step (touching its join slot and

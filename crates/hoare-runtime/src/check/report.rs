@@ -294,8 +294,9 @@ fn wait_of(p: &CProc) -> Option<Wait> {
 }
 
 /// The runtime's report of the processes blocked at the end of `ex`: each with
-/// what it waits for, and the ends it holds (found on its stack, between its
-/// waiter and the top, by the detector's own search) for the wait-for cycle.
+/// what it waits for, and the ends it holds (found on its stack, from where it
+/// parked to the top, and in its boxed body's captures, by the detector's own
+/// search) for the wait-for cycle.
 fn runtime_report(ex: &Exec, end: &End) -> crate::report::Report {
     use crate::report::{Blocked, ReportKind as K};
     let procs = ex.procs.borrow();
@@ -312,7 +313,7 @@ fn runtime_report(ex: &Exec, end: &End) -> crate::report::Report {
         let top = p.stack_top();
         let w = p.waiting.get() as usize;
         let from = crate::stack_mark::scan_from(p.parked_sp.get(), w, p.limit, top);
-        stacks.push([(from, top), (0, 0)]);
+        stacks.push([(from, top), p.captures]);
         blocked.push(Blocked {
             id: u64::from(p.idx),
             name: p.name.clone(),
