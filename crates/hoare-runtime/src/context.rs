@@ -51,6 +51,20 @@ pub(crate) fn current_worker() -> *const () {
     WORKER.with(|c| c.get())
 }
 
+/// The worker this thread is (null: not a worker), read inline: for the wake
+/// (`Proc::unpark_raw`), where the call to `current_worker` was a tenth of the
+/// wake's instructions.
+///
+/// # Safety
+/// Only from a function that is never inlined and neither switches stacks nor
+/// calls anything that may (directly or through what is inlined into it): then
+/// the thread-local's address this computes cannot outlive a switch (the TLS
+/// rule above).
+#[inline(always)]
+pub(crate) unsafe fn current_worker_no_switch() -> *const () {
+    WORKER.with(|c| c.get())
+}
+
 /// Sets the worker this thread is (null: none), at the start and end of its loop.
 pub(crate) fn set_current_worker(w: *const ()) {
     WORKER.with(|c| c.set(w));
