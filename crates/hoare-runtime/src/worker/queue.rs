@@ -28,12 +28,28 @@ impl WorkerLocal {
             next.store(new, Ordering::Release);
             return false;
         }
+        if self.solo {
+            // On a lone worker a wake that finds the slot taken ends the streak
+            // (see `push_next_solo_taken`): when the queue is empty, or holds
+            // only what such wakes queued since the last dispatch, the woken
+            // one goes behind the queue and the next dispatch begins a streak,
+            // which is what `end_streak` would do, without the call (and the
+            // slot's process stays).
+            // SAFETY: as in `push_yielded`.
+            let q = unsafe { &mut *self.solo_queue.get() };
+            let from = self.me().ticks.load(Ordering::Relaxed).wrapping_add(1);
+            if (q.is_empty() || self.streak_start.get() == from) && q.len() < q.capacity() {
+                q.push_back(t);
+                self.streak_start.set(from);
+                return true;
+            }
+        }
         self.push_next_taken(t, cur)
     }
 
-    /// `push_next` when the next slot holds `cur`. Out of line: the wake's
-    /// common path (an empty slot) then keeps fewer registers (ring 503: 5
-    /// instructions per hop).
+    /// `push_next` when the next slot holds `cur`, but for the common case of a
+    /// lone worker. Out of line: the wake's common paths then keep fewer
+    /// registers (inlined, ring 503 cost 5 instructions more per hop).
     #[inline(never)]
     fn push_next_taken(&self, t: Task, cur: *mut Proc) -> bool {
         if self.solo {
@@ -63,12 +79,14 @@ impl WorkerLocal {
     ///
     /// What ending the streak does (`end_streak` at the next dispatch: the
     /// queue's front first, the next slot's process behind the queue) is done
-    /// here at once when the queue is empty: `t` queued alone, `cur` left in the
+    /// at once when the queue is empty: `t` queued alone, `cur` left in the
     /// slot and a new streak from the next dispatch on give the same order,
     /// without the displacement and the trip through `end_streak`. Further wakes
     /// before that dispatch (a streak start one ahead of the dispatch count says
     /// so: nothing else sets it there) queue behind `t`, as they would behind
-    /// the displaced ones. (CommsTime's delta wakes up to three in a row.)
+    /// the displaced ones. (CommsTime's delta wakes up to three in a row, an
+    /// alt's reader one ready writer after another.) `push_next` does this
+    /// inline when the queue has room.
     ///
     /// # Safety
     /// `self.solo`, and `cur` is the (non-null) process in this worker's next slot.
@@ -224,16 +242,15 @@ impl WorkerLocal {
         settle(|| pinned.steal())
     }
 
-    /// Whether anything but this worker's queue and yielded processes could run
-    /// (next slot, pinned queue, global queue), or the runtime shuts down: a
-    /// yielder with nothing else to do goes on, or hands over to a yielded one.
+    /// Whether anything that `find_local` would run before the oldest yielded
+    /// process waits here (next slot, pinned queue): a yielder with nothing else
+    /// to do goes on, or hands over to a yielded one. Not the global queue nor
+    /// the shutdown flag: `find_local` looks at those only at its periodic look
+    /// (every `GLOBAL_CHECK` dispatches), which `after_yield` leaves to it, so
+    /// testing them on every yield changed nothing but its cost.
     #[inline]
     pub(super) fn has_other_work_than_yielded(&self) -> bool {
-        let sh = self.shared();
-        !self.me().next.load(Ordering::Relaxed).is_null()
-            || !sh.injector.is_empty()
-            || !self.me().pinned.is_empty()
-            || sh.shutdown.load(Ordering::Relaxed)
+        !self.me().next.load(Ordering::Relaxed).is_null() || !self.me().pinned.is_empty()
     }
 }
 
