@@ -241,7 +241,13 @@ pub(crate) unsafe fn park_releasing<G>(p: &dyn Park, guard: G, w: &Waiter) -> bo
     let mut slot = ManuallyDrop::new(guard);
     // SAFETY: `drop_guard::<G>` matches `slot`'s type; the caller guarantees that no
     // unpark comes before the guard is dropped.
-    unsafe { p.park_releasing(drop_guard::<G>, &mut slot as *mut ManuallyDrop<G> as *mut (), w) }
+    unsafe {
+        p.park_releasing(
+            drop_guard::<G>,
+            &mut slot as *mut ManuallyDrop<G> as *mut (),
+            w,
+        )
+    }
 }
 
 sync::thread_local_static! {
