@@ -8,7 +8,9 @@
 //! into a function that also switches (directly or through inlined callees) may be
 //! hoisted before the switch and reused after it, on the wrong thread (seen: the
 //! yield loop of benches/runtime.rs hoisted it). So every reader here is
-//! `#[inline(never)]`: each call reads afresh. The writers are called only where
+//! `#[inline(never)]`: each call reads afresh (one exception, an `unsafe` reader
+//! for the wake, which is itself never inlined and never switches:
+//! `current_worker_no_switch`). The writers are called only where
 //! no process runs (a worker's own loop, the shutdown sweep, a thread's start and
 //! end), and may be inlined.
 //!
