@@ -40,6 +40,7 @@
 use crate::sync::{self, AtomicBool, AtomicUsize, Ordering};
 use crate::waiter::Waiter;
 use std::cell::Cell;
+use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 use std::time::Instant;
 
@@ -226,16 +227,27 @@ pub fn now() -> Instant {
 #[inline(always)]
 pub(crate) unsafe fn park_releasing<G>(p: &dyn Park, guard: G, w: &Waiter) -> bool {
     unsafe fn drop_guard<G>(data: *mut ()) {
-        // SAFETY: `data` is the `Option<G>` below, on the parked party's stack,
-        // which stays put while it is parked. `take` moves the guard into this
-        // frame before it is dropped, so the release store that lets the party be
-        // resumed is the last access to the party's stack.
-        drop(unsafe { (*(data as *mut Option<G>)).take() });
+        // SAFETY: `data` is the `ManuallyDrop<G>` below, on the parked party's
+        // stack, which stays put while it is parked, and `release` is called
+        // exactly once (`Park::park_releasing`'s contract), so the guard is read
+        // out once. The read moves it into this frame before it is dropped, so
+        // the release store that lets the party be resumed is the last access to
+        // the party's stack.
+        drop(unsafe { ManuallyDrop::take(&mut *(data as *mut ManuallyDrop<G>)) });
     }
-    let mut slot = Some(guard);
+    // Not an `Option`: `release` always runs, so there is nothing to test (a
+    // guard left behind by a broken `Park` leaks, holding its lock, rather than
+    // being dropped twice).
+    let mut slot = ManuallyDrop::new(guard);
     // SAFETY: `drop_guard::<G>` matches `slot`'s type; the caller guarantees that no
     // unpark comes before the guard is dropped.
-    unsafe { p.park_releasing(drop_guard::<G>, &mut slot as *mut Option<G> as *mut (), w) }
+    unsafe {
+        p.park_releasing(
+            drop_guard::<G>,
+            &mut slot as *mut ManuallyDrop<G> as *mut (),
+            w,
+        )
+    }
 }
 
 sync::thread_local_static! {

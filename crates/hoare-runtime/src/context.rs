@@ -8,7 +8,9 @@
 //! into a function that also switches (directly or through inlined callees) may be
 //! hoisted before the switch and reused after it, on the wrong thread (seen: the
 //! yield loop of benches/runtime.rs hoisted it). So every reader here is
-//! `#[inline(never)]`: each call reads afresh. The writers are called only where
+//! `#[inline(never)]`: each call reads afresh (one exception, an `unsafe` reader
+//! for the wake, which is itself never inlined and never switches:
+//! `current_worker_no_switch`). The writers are called only where
 //! no process runs (a worker's own loop, the shutdown sweep, a thread's start and
 //! end), and may be inlined.
 //!
@@ -48,6 +50,20 @@ pub(crate) fn set_current_proc(p: *const ()) {
 /// The worker this thread is (null: not a worker).
 #[inline(never)]
 pub(crate) fn current_worker() -> *const () {
+    WORKER.with(|c| c.get())
+}
+
+/// The worker this thread is (null: not a worker), read inline: for the wake
+/// (`Proc::unpark_raw`), where the call to `current_worker` was a tenth of the
+/// wake's instructions.
+///
+/// # Safety
+/// Only from a function that is never inlined and neither switches stacks nor
+/// calls anything that may (directly or through what is inlined into it): then
+/// the thread-local's address this computes cannot outlive a switch (the TLS
+/// rule above).
+#[inline(always)]
+pub(crate) unsafe fn current_worker_no_switch() -> *const () {
     WORKER.with(|c| c.get())
 }
 

@@ -52,7 +52,10 @@ impl Proc {
         }
     }
 
-    /// The unpark function behind this process's [`Unparker`].
+    /// The unpark function behind this process's [`Unparker`]. Never inlined,
+    /// and never switches: it reads the worker's thread-local inline (see
+    /// `schedule_woken`).
+    #[inline(never)]
     unsafe fn unpark_raw(data: *const ()) {
         let p = data as *const Proc;
         // SAFETY: the unparker's contract keeps the process inside its wait, so the
@@ -71,12 +74,16 @@ impl Proc {
 /// into the global (or, pinned, its worker's) queue.
 ///
 /// # Safety
-/// The caller owns `t` (it won the transition out of `PARKED`).
+/// The caller owns `t` (it won the transition out of `PARKED`), and is
+/// `Proc::unpark_raw` (see the thread-local read below).
 // Inlined into `Proc::unpark_raw`: one call level less on every wake.
 #[inline(always)]
 unsafe fn schedule_woken(t: Task) {
     let shared = t.proc().shared;
-    let w = WorkerLocal::current();
+    // SAFETY: inlined only into `Proc::unpark_raw`, which is never inlined, and
+    // nothing here switches stacks (a push to a queue, a notify, an out-of-line
+    // push from outside): the thread-local's address is used on this thread only.
+    let w: *const WorkerLocal = unsafe { context::current_worker_no_switch() }.cast();
     if !w.is_null() {
         // SAFETY: a worker's local state lives as long as its thread's loop, and this
         // code runs inside that loop (in a process or the scheduler).

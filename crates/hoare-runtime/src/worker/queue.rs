@@ -4,7 +4,7 @@
 //! (`push_next`, `take_next`) is here.
 
 use super::WorkerLocal;
-use crate::proc::{Task, PIN_PENDING};
+use crate::proc::{Proc, Task, PIN_PENDING};
 use crossbeam_deque::Steal;
 use std::ptr;
 use std::sync::atomic::Ordering;
@@ -12,7 +12,8 @@ use std::sync::atomic::Ordering;
 impl WorkerLocal {
     /// A woken or newly spawned process goes to the "next" slot; the one it displaces
     /// goes to the queue, and then another worker may be needed.
-    /// Returns whether it notified other workers (it displaced a task).
+    /// Returns whether it notified other workers (it displaced a task; on a lone
+    /// worker, whether the slot was taken).
     #[inline]
     pub(crate) fn push_next(&self, t: Task) -> bool {
         let Some(t) = self.shared().route_pinned(t, self.index) else {
@@ -23,35 +24,88 @@ impl WorkerLocal {
         // slot stays empty until our store: no read-modify-write needed then.
         let cur = next.load(Ordering::Relaxed);
         let new = t.header().as_ptr();
-        let old = if cur.is_null() {
+        if cur.is_null() {
             next.store(new, Ordering::Release);
-            ptr::null_mut()
-        } else if self.solo {
-            // No thief can take `cur` meanwhile (see `take_next`).
-            next.store(new, Ordering::Relaxed);
-            cur
-        } else {
-            next.swap(new, Ordering::AcqRel)
-        };
+            return false;
+        }
+        if self.solo {
+            // On a lone worker a wake that finds the slot taken ends the streak
+            // (see `push_next_solo_taken`): when the queue is empty, or holds
+            // only what such wakes queued since the last dispatch, the woken
+            // one goes behind the queue and the next dispatch begins a streak,
+            // which is what `end_streak` would do, without the call (and the
+            // slot's process stays).
+            // SAFETY: as in `push_yielded`.
+            let q = unsafe { &mut *self.solo_queue.get() };
+            let from = self.me().ticks.load(Ordering::Relaxed).wrapping_add(1);
+            if (q.is_empty() || self.streak_start.get() == from) && q.len() < q.capacity() {
+                q.push_back(t);
+                self.streak_start.set(from);
+                return true;
+            }
+        }
+        self.push_next_taken(t, cur)
+    }
+
+    /// `push_next` when the next slot holds `cur`, but for the common case of a
+    /// lone worker. Out of line: the wake's common paths then keep fewer
+    /// registers (inlined, ring 503 cost 5 instructions more per hop).
+    #[inline(never)]
+    fn push_next_taken(&self, t: Task, cur: *mut Proc) -> bool {
+        if self.solo {
+            // SAFETY: a lone worker's slot holds `cur`, which no thief can take.
+            unsafe { self.push_next_solo_taken(t, cur) };
+            return true;
+        }
+        let old = self.me().next.swap(t.header().as_ptr(), Ordering::AcqRel);
         if old.is_null() {
             return false;
         }
         // SAFETY: a non-null next slot holds a task we just took over.
         self.push_back(unsafe { Task::from_ptr(old) });
         self.notify_queued();
-        if self.solo {
-            // Woken while another waits in the slot (an alt claiming one ready
-            // partner after another, a fan-out): on a lone worker the streak
-            // ends, so the displaced one and the queue go first. Else the one
-            // woken last runs first and, with the process that woke it, hands
-            // off on the next slot for a whole (long) streak while the others
-            // wait (seen: a fair alt over four live writers chose one of them
-            // 90% of the time). With other workers the streak is short anyway,
-            // and ending it here too made a pipeline (the prime sieve) a
-            // quarter slower, and CommsTime a third.
-            self.spend_streak();
-        }
         true
+    }
+
+    /// `push_next` on a lone worker whose next slot holds `cur`: the one waiting
+    /// there runs first, `t` goes behind what is queued, and the streak ends
+    /// (woken while another waits in the slot: an alt claiming one ready partner
+    /// after another, a fan-out). Else the one woken last would run first and,
+    /// with the process that woke it, hand off on the next slot for a whole
+    /// (long) streak while the others wait (seen: a fair alt over four live
+    /// writers chose one of them 90% of the time). With other workers the
+    /// streak is short anyway, and ending it there too made a pipeline (the
+    /// prime sieve) a quarter slower, and CommsTime a third.
+    ///
+    /// What ending the streak does (`end_streak` at the next dispatch: the
+    /// queue's front first, the next slot's process behind the queue) is done
+    /// at once when the queue is empty: `t` queued alone, `cur` left in the
+    /// slot and a new streak from the next dispatch on give the same order,
+    /// without the displacement and the trip through `end_streak`. Further wakes
+    /// before that dispatch (a streak start one ahead of the dispatch count says
+    /// so: nothing else sets it there) queue behind `t`, as they would behind
+    /// the displaced ones. (CommsTime's delta wakes up to three in a row, an
+    /// alt's reader one ready writer after another.) `push_next` does this
+    /// inline when the queue has room.
+    ///
+    /// # Safety
+    /// `self.solo`, and `cur` is the (non-null) process in this worker's next slot.
+    #[inline(always)]
+    unsafe fn push_next_solo_taken(&self, t: Task, cur: *mut Proc) {
+        // SAFETY: as in `push_yielded`.
+        let q = unsafe { &mut *self.solo_queue.get() };
+        let from = self.me().ticks.load(Ordering::Relaxed).wrapping_add(1);
+        if q.is_empty() || self.streak_start.get() == from {
+            q.push_back(t);
+            // The next dispatch (`find_local`, or `after_yield`) begins a streak.
+            self.streak_start.set(from);
+            return;
+        }
+        // No thief can take `cur` meanwhile (see `take_next`).
+        self.me().next.store(t.header().as_ptr(), Ordering::Relaxed);
+        // SAFETY: the caller's contract: `cur` was in the slot, now ours.
+        q.push_back(unsafe { Task::from_ptr(cur) });
+        self.spend_streak();
     }
 
     /// After queueing a task: a lone one wakes only a deep sleeper (a light one
@@ -188,16 +242,15 @@ impl WorkerLocal {
         settle(|| pinned.steal())
     }
 
-    /// Whether anything but this worker's queue and yielded processes could run
-    /// (next slot, pinned queue, global queue), or the runtime shuts down: a
-    /// yielder with nothing else to do goes on, or hands over to a yielded one.
+    /// Whether anything that `find_local` would run before the oldest yielded
+    /// process waits here (next slot, pinned queue): a yielder with nothing else
+    /// to do goes on, or hands over to a yielded one. Not the global queue nor
+    /// the shutdown flag: `find_local` looks at those only at its periodic look
+    /// (every `GLOBAL_CHECK` dispatches), which `after_yield` leaves to it, so
+    /// testing them on every yield changed nothing but its cost.
     #[inline]
     pub(super) fn has_other_work_than_yielded(&self) -> bool {
-        let sh = self.shared();
-        !self.me().next.load(Ordering::Relaxed).is_null()
-            || !sh.injector.is_empty()
-            || !self.me().pinned.is_empty()
-            || sh.shutdown.load(Ordering::Relaxed)
+        !self.me().next.load(Ordering::Relaxed).is_null() || !self.me().pinned.is_empty()
     }
 }
 

@@ -247,9 +247,10 @@ impl WorkerLocal {
         }
     }
 
-    /// Where a process that yielded goes. Alone (nothing else to run here:
-    /// the queue, the next slot, the pinned and global queues empty, and nothing
-    /// yielded) it goes on. When only yielded processes wait and no other worker
+    /// Where a process that yielded goes. Alone (nothing else `find_local` would
+    /// run first: the queue, the next slot and the pinned queue empty, and
+    /// nothing yielded; the global queue waits for the periodic look either way)
+    /// it goes on. When only yielded processes wait and no other worker
     /// idles, `find_local` would run the oldest of them next: hand over to it at
     /// once, this one going behind the others, without the trip through the
     /// queues. Either counts as a dispatch, as `find_local` would, and leaves
