@@ -78,51 +78,79 @@ fn idle_weak_notify_wakes_deep_sleeper() {
     loom::model(|| work_reaches_worker(false, false, Idle::notify_weak));
 }
 
+/// Worker 1 spent its weak notify in an earlier period awake and slept; then it
+/// wakes on its own (its poller, a timeout: nobody notified it) and queues tasks
+/// on itself, as `WorkerLocal::notify_queued` does (`notify_weak_once` after each
+/// push; `notify_one_once` once two are queued), while worker 0, having found nothing, sleeps deeply if it sees worker 1
+/// asleep (as `WorkerLocal::main_loop` decides), lightly otherwise (it would look
+/// again after its nap: under loom it just stops). `batch`: worker 1 queues two
+/// tasks and leaves them (it computes for ever); else it queues one, runs it
+/// itself, and queues another. Worker 0 must not sleep deeply with a task queued
+/// and nobody waking it (loom reports it asleep for ever).
+fn weak_notify_once_reaches_a_deep_sleeper(batch: bool) {
+    let idle = Arc::new(Idle::new(2));
+    let work = Arc::new(AtomicUsize::new(0));
+    // Worker 1's earlier period awake spent its notifies; then it slept.
+    idle.notify_weak_once(1);
+    idle.notify_one_once(1);
+    idle.prepare_sleep(1, false);
+    let (i2, w2) = (idle.clone(), work.clone());
+    let sleeper = thread::spawn(move || {
+        i2.prepare_sleep(0, false);
+        if w2.load(Ordering::SeqCst) != 0 || i2.others_awake() {
+            // Sees a task, or a worker awake that may queue one: it would sleep
+            // lightly and look again (no timeout under loom).
+            if i2.cancel_sleep(0) {
+                i2.end_search();
+            }
+            return;
+        }
+        // Deeply: only a notify wakes it.
+        assert!(i2.sleep(0, None));
+        i2.end_search();
+    });
+    if idle.cancel_sleep(1) {
+        idle.end_search();
+    }
+    work.fetch_add(1, Ordering::SeqCst);
+    idle.notify_weak_once(1);
+    if !batch {
+        work.store(0, Ordering::SeqCst);
+    }
+    work.fetch_add(1, Ordering::SeqCst);
+    if batch {
+        // A queue of two: `notify_queued`'s strong notify.
+        idle.notify_one_once(1);
+    } else {
+        idle.notify_weak_once(1);
+    }
+    sleeper.join().unwrap();
+}
+
 /// Catches a deep sleeper stranded by `Idle::notify_weak_once` (issue 16: one
-/// weak notify per period awake, not per displaced task): worker 1 slept, woke
-/// on its own (its poller, a timeout: nobody notified it) and queues lone tasks
-/// on itself, while worker 0, having found nothing, sleeps deeply if it sees
-/// worker 1 asleep (as `WorkerLocal::main_loop` decides). Worker 0 must not
-/// sleep deeply with the task queued and nobody waking it (loom reports it
-/// asleep for ever). (Breaking it: take the re-arm out of `prepare_sleep`, so
-/// the notify already spent in worker 1's earlier period awake is not made
-/// again; or let worker 0 sleep deeply without looking at `others_awake`, so it
-/// goes deep between worker 1's two tasks: loom reports the deadlock.)
+/// weak notify per period awake, not per displaced task): worker 1 queues a lone
+/// task, runs it itself, and queues another (see
+/// `weak_notify_once_reaches_a_deep_sleeper`). (Breaking it: take the re-arm out
+/// of `prepare_sleep`, so the notify already spent in worker 1's earlier period
+/// awake is not made again; or let worker 0 sleep deeply without looking at
+/// `others_awake`, so it goes deep between worker 1's two tasks: loom reports
+/// the deadlock.)
 #[test]
 fn weak_notify_once_per_period_awake() {
-    loom::model(|| {
-        let idle = Arc::new(Idle::new(2));
-        let work = Arc::new(AtomicUsize::new(0));
-        // Worker 1's earlier period awake spent its notify; then it slept.
-        idle.notify_weak_once(1);
-        idle.prepare_sleep(1, false);
-        let (i2, w2) = (idle.clone(), work.clone());
-        let sleeper = thread::spawn(move || {
-            i2.prepare_sleep(0, false);
-            if w2.load(Ordering::SeqCst) != 0 || i2.others_awake() {
-                // Sees the lone task, or a worker awake that may queue one:
-                // it would sleep lightly and look again (no timeout under loom).
-                if i2.cancel_sleep(0) {
-                    i2.end_search();
-                }
-                return;
-            }
-            // Deeply: only a notify wakes it.
-            assert!(i2.sleep(0, None));
-            i2.end_search();
-        });
-        // Worker 1 wakes on its own and runs: a process leaves a lone task in
-        // its queue, which it then runs itself, and another leaves one again.
-        if idle.cancel_sleep(1) {
-            idle.end_search();
-        }
-        work.store(1, Ordering::SeqCst);
-        idle.notify_weak_once(1);
-        work.store(0, Ordering::SeqCst);
-        work.store(1, Ordering::SeqCst);
-        idle.notify_weak_once(1);
-        sleeper.join().unwrap();
-    });
+    loom::model(|| weak_notify_once_reaches_a_deep_sleeper(false));
+}
+
+/// Catches a batch of tasks stranded on a busy worker (issue 16, w17s: a queue of
+/// two or more no longer calls `notify_one` on every push, only
+/// `notify_one_once`, the first since its worker slept; light sleepers take
+/// from the queue once its worker leaves it unemptied for `GRACE`): worker 1
+/// queues two tasks and computes for ever; a deep sleeper must be woken by
+/// one of its first notifies. (Breaking it: take the re-arms out of
+/// `prepare_sleep`, so worker 1's notifies were spent before it slept, and
+/// loom reports worker 0 asleep for ever; checked.)
+#[test]
+fn weak_notify_once_covers_a_batch() {
+    loom::model(|| weak_notify_once_reaches_a_deep_sleeper(true));
 }
 
 /// Catches a strong notification that misses a light sleeper: a worker that chose

@@ -10,13 +10,16 @@
 //! last one wakes another worker ([`Idle::end_search`]), so a burst of work spreads.
 //!
 //! Sleepers come in two kinds. A *deep* sleeper saw no work anywhere and sleeps until
-//! notified. A *light* sleeper saw work it chose to leave alone (one task queued on a
-//! worker that is busy running short processes and will get to it within
-//! microseconds: stealing it would split a communicating group of processes across
-//! cores) and sleeps with a timeout, after which it looks again. Work that any worker
-//! should take at once ([`Idle::notify_one`]) wakes either kind; a lone displaced
-//! task ([`Idle::notify_weak`]) wakes only a deep sleeper, since a light one is
-//! already watching and will steal it if its worker stops making progress.
+//! notified. A *light* sleeper saw work it chose to leave alone (tasks queued on a
+//! worker that is busy running short processes and will get to them within
+//! microseconds: stealing them would split a communicating group of processes
+//! across cores) and sleeps with a timeout, after which it looks again. Work that
+//! any worker should take at once ([`Idle::notify_one`]) wakes either kind; tasks a
+//! busy worker queues on itself ([`Idle::notify_weak`], [`Idle::notify_weak_once`])
+//! wake only a deep sleeper, since a light one is already watching and will steal
+//! them if their worker stops keeping up; the first queue of two or more since
+//! that worker last slept ([`Idle::notify_one_once`]) wakes either kind, so a
+//! fan-out gets a second worker without waiting for a nap.
 //!
 //! A sleeper with a deadline (its runtime's earliest timer, or the end of a
 //! nap) publishes it ([`Idle::publish_deadline`]) and then re-reads the timers;
@@ -51,6 +54,8 @@ struct Sleeper {
     /// The worker's next [`Idle::notify_weak_once`] must notify: set when it
     /// registers as a sleeper, cleared by that notify (only the worker touches it).
     weak_due: AtomicBool,
+    /// The same for [`Idle::notify_one_once`].
+    strong_due: AtomicBool,
 }
 
 /// What a [`Sleeper`]'s mutex guards.
@@ -231,6 +236,7 @@ impl Idle {
             parkers: (0..workers)
                 .map(|_| Sleeper {
                     weak_due: AtomicBool::new(true),
+                    strong_due: AtomicBool::new(true),
                     ..Sleeper::default()
                 })
                 .collect(),
@@ -302,7 +308,7 @@ impl Idle {
         self.notify_slow(None, false);
     }
 
-    /// Call after queueing one task on a busy worker (one displaced from its next
+    /// Call after queueing a task on a busy worker (one displaced from its next
     /// slot, or a yield): wakes a *deep* sleeper only, unless a worker searches.
     /// Light sleepers are watching already and take the task if it waits too long.
     #[inline]
@@ -325,7 +331,7 @@ impl Idle {
     /// seen by this first notify (its fence pairs with `prepare_sleep`'s, and
     /// `i`'s way out of the sleepers' count orders after that sleeper's way
     /// in), which wakes it, or leaves it to a searcher, which will sleep lightly
-    /// at most. A light sleeper watches `i`'s lone task anyway. The caller must
+    /// at most. A light sleeper watches `i`'s queue anyway. The caller must
     /// sleep deeply only when `others_awake` is false.
     #[inline]
     pub fn notify_weak_once(&self, i: usize) {
@@ -333,6 +339,25 @@ impl Idle {
         if due.load(Ordering::Relaxed) {
             due.store(false, Ordering::Relaxed);
             self.notify_weak();
+        }
+    }
+
+    /// [`notify_one`](Self::notify_one) for tasks worker `i` queued on itself
+    /// (a queue of two or more), but only the first since `i` last registered
+    /// as a sleeper ([`prepare_sleep`](Self::prepare_sleep)); the others cost a
+    /// relaxed load. The first wakes a light sleeper at once (a fan-out of
+    /// spawns gets a second worker without waiting for its nap); later ones
+    /// leave light sleepers to their naps, which take from a queue its worker
+    /// does not keep up with. Deep sleepers: as for
+    /// [`notify_weak_once`](Self::notify_weak_once), whose argument holds for
+    /// this first notify too (it wakes deep sleepers as well). The caller must
+    /// sleep deeply only when [`others_awake`](Self::others_awake) is false.
+    #[inline]
+    pub fn notify_one_once(&self, i: usize) {
+        let due = &self.parkers[i].strong_due;
+        if due.load(Ordering::Relaxed) {
+            due.store(false, Ordering::Relaxed);
+            self.notify_one();
         }
     }
 
@@ -407,8 +432,10 @@ impl Idle {
     /// [`cancel_sleep`](Self::cancel_sleep) or [`sleep`](Self::sleep) (after
     /// [`make_light`](Self::make_light) if it left work alone on purpose).
     pub fn prepare_sleep(&self, i: usize, searching: bool) {
-        // Its next weak notify after this sleep must look (see `notify_weak_once`).
+        // Its next weak and strong notifies after this sleep must look (see
+        // `notify_weak_once`, `notify_one_once`).
         self.parkers[i].weak_due.store(true, Ordering::Relaxed);
+        self.parkers[i].strong_due.store(true, Ordering::Relaxed);
         let mut sl = lock(&self.sleepers);
         sl.list.push(i);
         sl.light[i] = false;

@@ -1,6 +1,6 @@
 //! The worker thread: its loop, which runs what `find_local` gives, searches the
 //! other workers when that is nothing, and sleeps when they have nothing either
-//! (lightly, watching a lone task another worker may leave; deeply otherwise).
+//! (lightly, watching work a busy worker leaves waiting; deeply otherwise).
 
 use super::run::{MAX_STREAK_SHARED, MAX_STREAK_SOLO};
 use super::WorkerLocal;

@@ -108,21 +108,28 @@ impl WorkerLocal {
         self.spend_streak();
     }
 
-    /// After queueing a task: a lone one wakes only a deep sleeper (a light one
-    /// watches already, see `GRACE`), and only the first since this worker last
-    /// slept looks for one (see `Idle::notify_weak_once`); more wake anyone.
+    /// After queueing a task on this (busy) worker: only the first of a kind
+    /// since this worker last slept looks for a worker to wake (see
+    /// `Idle::notify_weak_once`): for a lone task a deep sleeper, for a queue
+    /// of two or more any sleeper (`Idle::notify_one_once`: a fan-out gets a
+    /// second worker at once). A light sleeper watches this queue anyway and
+    /// takes from it once this worker leaves it unemptied for `GRACE` (see
+    /// `steal`); a searching worker sees it too. (A queue of two or more once
+    /// called `notify_one` on every push: a `SeqCst` fence per StressedAlt
+    /// alt that woke nobody, or woke a worker that split the alt's group
+    /// across cores.)
     #[inline]
     pub(super) fn notify_queued(&self) {
         if self.solo {
             // Nobody to wake (and the notifiers' fence is the costly part).
             return;
         }
+        // One fence per kind and period awake, not per task queued:
+        // `main_loop` sleeps deeply only when no other worker is awake.
         let idle = &self.shared().idle;
         if self.queue.len() >= 2 {
-            idle.notify_one();
+            idle.notify_one_once(self.index);
         } else {
-            // One fence per period awake, not per displacement: `main_loop`
-            // sleeps deeply only when no other worker is awake.
             idle.notify_weak_once(self.index);
         }
     }

@@ -2,10 +2,14 @@
 //! workers'), the global queue, and the queues and next slots of other workers.
 //!
 //! Idle workers steal; a busy one takes only from a worker stuck for `STUCK`, at
-//! its periodic look. A queue of two or more tasks is stolen from at once; a lone
-//! task (a one-task queue, or the next slot) is left to its worker unless that
-//! worker is stuck for `GRACE`, which keeps a group of communicating processes on
-//! one worker.
+//! its periodic look. What waits on a busy worker (its queue, however long, and
+//! its next slot) is left to it for `GRACE`: a queue until its worker has not
+//! emptied it for that long, the next slot until its worker has run no process
+//! for that long. That keeps a group of communicating processes on one worker
+//! (an alt's reader and the writers it wakes, a pipeline) instead of splitting it
+//! across cores for every hand-off, while work its worker does not keep up with
+//! (long processes, a fan-out) is taken within `GRACE` by a searching worker, or
+//! at the end of a light sleeper's nap.
 
 use super::queue::settle;
 use super::WorkerLocal;
@@ -14,10 +18,16 @@ use crossbeam_deque::Stealer;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-/// A lone task queued on a busy worker is left to it unless that worker has run no
-/// process for this long (it is stuck in a long one). Stealing sooner would split a
-/// group of communicating processes across cores for every hand-off (Go waits ~3 µs
-/// before stealing a running P's runnext for the same reason).
+/// What waits on a busy worker is left to it unless that worker has run no process
+/// for this long (its next slot: it is stuck in a long one) or has not emptied its
+/// queue for this long (stuck, or more work than it keeps up with). Stealing
+/// sooner would split a group of communicating processes across cores for every
+/// hand-off (Go waits ~3 µs before stealing a running P's runnext for the same
+/// reason). The queue was once stolen from at once when it held two or more: an
+/// alt's reader waking its writers, or ten processes handing off, then ran on both
+/// workers, every process header, waiter and channel lock crossing between the
+/// caches on every hand-off (StressedAlt 1 x 1024 on 2 workers: 950k notifies and
+/// up to 14,600 batch steals per million alts; see BENCHMARKS.md, w17s).
 const GRACE: Duration = Duration::from_micros(5);
 /// A busy worker takes the waiting work of a worker that has run no process for
 /// this long (see `WorkerLocal::steal_stuck`). Much longer than `GRACE`: a busy
@@ -106,15 +116,19 @@ impl WorkerLocal {
             if v == self.index {
                 continue;
             }
-            match sh.workers[v].stealer.len() {
-                0 => continue,
-                1 if !self.stalled(v, Watch::Queue) => {
-                    self.saw_pending.set(true);
-                    continue;
-                }
-                _ => {}
+            let victim = &sh.workers[v].stealer;
+            if victim.is_empty() {
+                continue;
             }
-            if let Some(t) = self.steal_from(&sh.workers[v].stealer) {
+            if !self.stalled(v, Watch::Queue) {
+                self.saw_pending.set(true);
+                continue;
+            }
+            if let Some(t) = self.steal_from(victim) {
+                // The next batch waits until `v` again leaves its queue unemptied
+                // for `GRACE`: a queue its worker never empties (an alt's reader
+                // waking one writer after another) is not taken batch after batch.
+                self.forget(v, Watch::Queue);
                 return Some(t);
             }
         }
@@ -143,12 +157,19 @@ impl WorkerLocal {
         None
     }
 
-    /// Whether worker `v`'s lone waiting task is worth stealing: for its next slot,
-    /// `v` has run no process for `GRACE` (it is stuck in a long one); for its
-    /// queue, `v` has not emptied it for `GRACE` (stuck, or more work than it keeps
-    /// up with), counted from when this worker first saw the counter at its value.
+    /// Whether what waits on worker `v` is worth stealing: for its next slot, `v`
+    /// has run no process for `GRACE` (it is stuck in a long one); for its queue,
+    /// `v` has not emptied it for `GRACE` (stuck, or more work than it keeps up
+    /// with), counted from when this worker first saw the counter at its value
+    /// (or, for the queue, last stole from it).
     fn stalled(&self, v: usize, what: Watch) -> bool {
         self.stalled_for(v, what, GRACE)
+    }
+
+    /// Starts the count of `stalled` for worker `v`'s counter afresh.
+    fn forget(&self, v: usize, what: Watch) {
+        // SAFETY: as in `stalled_for`.
+        unsafe { (&mut *self.watch.get())[v][what as usize] = None };
     }
 
     /// Whether worker `v`'s counter has not moved for `d` since this worker first
