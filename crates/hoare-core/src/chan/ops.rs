@@ -522,7 +522,7 @@ impl<T> RawChan<T> {
         let pk: *const Packet<T> = &packet;
         // SAFETY: as in `send_inline`, without a deadline: the entry is exclusive.
         let sent = unsafe {
-            self.block_plain(g, ChanOp::Send, |g, w| {
+            self.block_plain(g, ChanOp::Send, move |g, w| {
                 g.register_send(Entry::plain(w, pk, true))
             })
         };
@@ -594,7 +594,7 @@ impl<T> RawChan<T> {
         let pk: *const Packet<T> = &packet;
         // SAFETY: as in `send_inline`, without a deadline: the entry is exclusive.
         let received = unsafe {
-            g.chan().block_plain(g, ChanOp::Recv, |g, w| {
+            g.chan().block_plain(g, ChanOp::Recv, move |g, w| {
                 g.register_recv(Entry::plain(w, pk, true))
             })
         };
