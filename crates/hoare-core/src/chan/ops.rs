@@ -615,7 +615,7 @@ impl<T> RawChan<T> {
         // SAFETY: as in `send_inline`, without a deadline: the entry is exclusive.
         let sent = unsafe {
             self.block_plain(g, ChanOp::Send, move |g, w| {
-                g.register_send(Entry::plain(w, pk, true))
+                g.register_exclusive(Side::Writer, w, pk)
             })
         };
         if sent {
@@ -687,7 +687,7 @@ impl<T> RawChan<T> {
         // SAFETY: as in `send_inline`, without a deadline: the entry is exclusive.
         let received = unsafe {
             g.chan().block_plain(g, ChanOp::Recv, move |g, w| {
-                g.register_recv(Entry::plain(w, pk, true))
+                g.register_exclusive(Side::Reader, w, pk)
             })
         };
         if received {

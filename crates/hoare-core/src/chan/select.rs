@@ -182,6 +182,30 @@ impl<'a, T> SelectLock<'a, T> {
         self.g.receivers.push(entry);
     }
 
+    /// Registers a plain blocking operation's exclusive entry (no deadline, token
+    /// 0) on side `me`'s queue: [`register_send`](Self::register_send) or
+    /// [`register_recv`](Self::register_recv) of `Entry::plain(waiter, packet,
+    /// true)`.
+    ///
+    /// # Safety
+    /// As [`register_send`](Self::register_send) (for a reader: its packet must
+    /// be empty), after [`claim_partner`](Self::claim_partner) found nobody and the
+    /// channel is not poisoned.
+    #[inline(always)]
+    pub(crate) unsafe fn register_exclusive(
+        &mut self,
+        me: Side,
+        waiter: *const Waiter,
+        packet: *const Packet<T>,
+    ) {
+        debug_assert!(!self.g.poisoned);
+        let g = &mut *self.g;
+        match me {
+            Side::Writer => g.senders.push_exclusive(waiter, packet),
+            Side::Reader => g.receivers.push_exclusive(waiter, packet),
+        }
+    }
+
     /// Removes every entry of `waiter` (if still there); returns whether there was
     /// one.
     #[inline]

@@ -100,6 +100,22 @@ impl<T> WaitQueue<T> {
         }
     }
 
+    /// [`push`](Self::push) of a plain blocking operation's exclusive entry
+    /// (`Entry::plain(waiter, packet, true)`), written field by field into the
+    /// lone slot: built whole first, LLVM kept the entry on the frame and copied
+    /// it.
+    #[inline(always)]
+    pub(crate) fn push_exclusive(&mut self, waiter: *const Waiter, packet: *const Packet<T>) {
+        if self.is_empty() {
+            self.one.waiter = waiter;
+            self.one.token = 0;
+            self.one.packet = packet;
+            self.one.exclusive = true;
+        } else {
+            self.push_many(Entry::plain(waiter, packet, true));
+        }
+    }
+
     /// Appends `e` to `many`, behind the lone entry if there is one.
     #[inline]
     fn push_many(&mut self, e: Entry<T>) {
