@@ -4,8 +4,8 @@
 //! These types are public only so that the [`alt!`](crate::alt!) macro can name them
 //! from other crates; they are not part of the stable API.
 
-use crate::chan::ops::ExtHold;
-use crate::chan::select::{complete_recv, complete_send, Deal, SelectLock, Selected};
+use crate::chan::ops::{ExtEnd, ReleaseOnDrop};
+use crate::chan::select::{complete_recv, complete_send, Deal, FinishOnDrop, SelectLock, Selected};
 use crate::chan::{Entry, Packet, RawChan, RecvError, SendError};
 use crate::timer::Timer;
 use crate::wait::Guard;
@@ -676,15 +676,23 @@ impl<'a, T, F> ExtRecvCase<'a, T, F> {
             ExtState::Poisoned | ExtState::Passive { poisoned: true } => {
                 Some(Err(RecvError::Poisoned))
             }
-            ExtState::Decided(d) => {
-                // SAFETY: decided under the lock (`try_recv(true, packet)`), every
-                // lock released since.
-                let (v, _hold) = unsafe { ExtHold::decided(self.chan(), d, &mut self.packet) };
+            ExtState::Decided(Deal::Partner(s)) => {
+                let _finish = FinishOnDrop(s.waiter);
+                // SAFETY: claimed under the lock; the writer's packet is full and
+                // stays put until its waiter is finished, when `f` has returned.
+                let v = unsafe { Packet::read_raw(s.packet) };
                 Some(Ok(f(v)))
             }
+            ExtState::Decided(Deal::Done) => {
+                let _release = ReleaseOnDrop(self.chan());
+                Some(Ok(f(self.packet.take_full())))
+            }
             ExtState::Passive { poisoned: false } => {
-                let (v, _hold) = ExtHold::waited(self.chan(), &mut self.packet);
-                Some(Ok(f(v)))
+                let _end = ExtEnd {
+                    chan: self.chan(),
+                    writer: self.packet.writer(),
+                };
+                Some(Ok(f(self.packet.take_full())))
             }
         }
     }

@@ -8,7 +8,7 @@ use super::factory::Buffer;
 use super::packet::{is_large, Handback, Packet};
 use super::raw::{RawChan, Reason, Side};
 use super::rendezvous;
-use super::select::{complete_recv, complete_send, Deal, SelectLock, Selected};
+use super::select::{complete_recv, complete_send, Deal, FinishOnDrop, SelectLock, Selected};
 use super::waitq::Entry;
 use crate::park::{self, Park};
 use crate::registration::{Registration, Withdraw};
@@ -73,104 +73,12 @@ impl<T> Drop for ExtEnd<'_, T> {
     }
 }
 
-/// What an extended receive holds while its closure runs, let go when dropped
-/// (also when the closure panics): the writer of the value, or its buffer place.
-/// One type for the three ways an extended receive gets its value, so `recv_with`,
-/// `recv_or_refuse` and the alt's extended guard share them.
-pub(crate) enum ExtHold<'a, T> {
-    /// A sender claimed under the lock, whose value was read from its packet: its
-    /// wait is finished when let go.
-    Claimed {
-        chan: &'a RawChan<T>,
-        waiter: *const Waiter,
-        packet: *const Packet<T>,
-    },
-    /// A writer that handed its value over while the reader waited (its private
-    /// waiter, in the wait's second phase), or a buffered item's place.
-    End(ExtEnd<'a, T>),
-}
+/// Frees a reserved buffer place when dropped (also when a closure panics).
+pub(crate) struct ReleaseOnDrop<'a, T>(pub(crate) &'a RawChan<T>);
 
-impl<'a, T> ExtHold<'a, T> {
-    /// The value of a receive decided under the lock (`try_recv` with
-    /// `extended`), and what holds it.
-    ///
-    /// # Safety
-    /// `d` came from `try_recv(true, packet)` on `chan`, and every lock is released.
-    #[inline]
-    pub(crate) unsafe fn decided(
-        chan: &'a RawChan<T>,
-        d: Deal<T>,
-        packet: &mut Packet<T>,
-    ) -> (T, Self) {
-        match d {
-            Deal::Partner(s) => {
-                let hold = Self::Claimed {
-                    chan,
-                    waiter: s.waiter,
-                    packet: s.packet,
-                };
-                // SAFETY: claimed under the lock (the caller's contract); the
-                // sender's packet is full, and stays put until its waiter is
-                // finished, when the hold is let go.
-                (unsafe { Packet::read_raw(s.packet) }, hold)
-            }
-            // The buffered item is in `packet`, its place still reserved.
-            Deal::Done => (
-                packet.take_full(),
-                Self::End(ExtEnd {
-                    chan,
-                    writer: std::ptr::null(),
-                }),
-            ),
-        }
-    }
-
-    /// The value of an extended receive whose wait a writer finished (without
-    /// poison) into `packet`, and what holds it.
-    #[inline]
-    pub(crate) fn waited(chan: &'a RawChan<T>, packet: &mut Packet<T>) -> (T, Self) {
-        let end = ExtEnd {
-            chan,
-            writer: packet.writer(),
-        };
-        (packet.take_full(), Self::End(end))
-    }
-
-    /// Lets go refusing `v`: poisons the channel with `reason` (from the reading
-    /// side) and gives `v` back to its writer, whose send fails with it (on a
-    /// buffered channel the writer returned already: `v` is dropped).
-    pub(crate) fn refuse(self, v: T, reason: Reason) {
-        // Let go here, not by `Drop`.
-        let me = std::mem::ManuallyDrop::new(self);
-        match &*me {
-            &Self::Claimed {
-                chan,
-                waiter,
-                packet,
-            } => {
-                chan.poison_with(Side::Reader, Some(reason));
-                // SAFETY: we still hold the claim on the sender, whose packet we
-                // emptied: the value goes back, then its wait ends as poisoned
-                // (its send hands the value back).
-                unsafe {
-                    Packet::put_raw(packet, v);
-                    Waiter::finish(waiter, true);
-                }
-            }
-            // SAFETY: `me` is never dropped: the end is moved out once.
-            Self::End(end) => unsafe { std::ptr::read(end) }.refuse(v, reason),
-        }
-    }
-}
-
-/// Finishes a claimed sender's wait when dropped (`ExtHold::Claimed`).
-impl<T> Drop for ExtHold<'_, T> {
+impl<T> Drop for ReleaseOnDrop<'_, T> {
     fn drop(&mut self) {
-        if let Self::Claimed { waiter, .. } = *self {
-            // SAFETY: built only right after a successful claim that nothing else
-            // finishes (`refuse` lets go without dropping the hold).
-            unsafe { Waiter::finish(waiter, false) }
-        }
+        self.0.release();
     }
 }
 
@@ -701,58 +609,28 @@ impl<T> RawChan<T> {
     // `recv` and `recv_with` stay two functions on purpose: one generic body over
     // both (measured) let LLVM out-line `try_recv` and the wait closure, +50
     // instructions per CommsTime communication.
-    /// An extended receive: `f` runs on the value with its writer held (see
-    /// [`ExtHold`]); on failure `fail` builds the caller's error.
     pub(crate) fn recv_with<R, E>(
         &self,
         f: impl FnOnce(T) -> R,
         wait: Wait,
         fail: impl FnOnce(RecvFail) -> E,
     ) -> Result<R, E> {
-        // `hold` lets the writer go when `f` returns, or when it panics.
-        self.recv_ext(wait, |v, _hold| f(v), fail)
-    }
-
-    /// A blocking extended rendezvous whose closure may refuse the value: see
-    /// [`Receiver::recv_or_refuse`](super::Receiver::recv_or_refuse). `Ok(None)`:
-    /// refused (the channel is poisoned with the reason, the value went back to
-    /// its sender).
-    pub(crate) fn recv_or_refuse<R>(
-        &self,
-        f: impl FnOnce(T) -> Result<R, Refuse<T>>,
-    ) -> Result<Option<R>, RecvFail> {
-        self.recv_ext(
-            Wait::Until(None),
-            |v, hold| match f(v) {
-                Ok(r) => Some(r),
-                Err(Refuse { value, reason }) => {
-                    hold.refuse(value, reason);
-                    None
-                }
-            },
-            |why| why,
-        )
-    }
-
-    /// The extended receive of [`recv_with`](Self::recv_with) and
-    /// [`recv_or_refuse`](Self::recv_or_refuse): `f` gets the value and what
-    /// holds its writer (or buffer place) until `f` lets it go.
-    #[inline]
-    fn recv_ext<R, E>(
-        &self,
-        wait: Wait,
-        f: impl FnOnce(T, ExtHold<'_, T>) -> R,
-        fail: impl FnOnce(RecvFail) -> E,
-    ) -> Result<R, E> {
         crate::check_step!(|| self.step_op_ext(wait));
         let mut packet = Packet::extended();
         let mut g = self.lock();
         match g.try_recv(true, &mut packet) {
-            Selected::Ready(d) => {
+            Selected::Ready(Deal::Partner(s)) => {
                 drop(g);
-                // SAFETY: decided with this packet under the lock just released.
-                let (v, hold) = unsafe { ExtHold::decided(self, d, &mut packet) };
-                return Ok(f(v, hold));
+                let _finish = FinishOnDrop(s.waiter);
+                // SAFETY: claimed under the lock just released; the sender's packet
+                // is full, and its waiter is finished when `f` returns (or panics).
+                let v = unsafe { Packet::read_raw(s.packet) };
+                return Ok(f(v));
+            }
+            Selected::Ready(Deal::Done) => {
+                drop(g);
+                let _release = ReleaseOnDrop(self);
+                return Ok(f(packet.take_full()));
             }
             Selected::Poisoned => {
                 // `fail` may yield (a `try_recv` spends the budget): not under the
@@ -778,12 +656,101 @@ impl<T> RawChan<T> {
                     Outcome::Done {
                         poisoned: false, ..
                     } => {
-                        let (v, hold) = ExtHold::waited(self, &mut packet);
-                        Ok(f(v, hold))
+                        let _end = ExtEnd {
+                            chan: self,
+                            writer: packet.writer(),
+                        };
+                        Ok(f(packet.take_full()))
                     }
                     Outcome::Done { poisoned: true, .. }
                     | Outcome::Aborted { token: CANCELLED } => Err(fail(RecvFail::Poisoned)),
                     Outcome::Aborted { .. } => Err(fail(RecvFail::Timeout)),
+                },
+            )
+        }
+    }
+}
+
+impl<T> RawChan<T> {
+    /// A blocking extended rendezvous whose closure may refuse the value: see
+    /// [`Receiver::recv_or_refuse`](super::Receiver::recv_or_refuse). `Ok(None)`:
+    /// refused (the channel is poisoned with the reason, the value went back to
+    /// its sender).
+    pub(crate) fn recv_or_refuse<R>(
+        &self,
+        f: impl FnOnce(T) -> Result<R, Refuse<T>>,
+    ) -> Result<Option<R>, RecvFail> {
+        crate::check_step!(|| self.step_op_ext(Wait::Until(None)));
+        let mut packet = Packet::extended();
+        let mut g = self.lock();
+        match g.try_recv(true, &mut packet) {
+            Selected::Ready(Deal::Partner(s)) => {
+                drop(g);
+                let finish = FinishOnDrop(s.waiter);
+                // SAFETY: claimed under the lock just released; the sender's packet
+                // is full, and its waiter is finished when `f` returns (or panics).
+                let v = unsafe { Packet::read_raw(s.packet) };
+                return match f(v) {
+                    Ok(r) => Ok(Some(r)),
+                    Err(Refuse { value, reason }) => {
+                        self.poison_with(Side::Reader, Some(reason));
+                        std::mem::forget(finish);
+                        // SAFETY: we still hold the claim on the sender, whose
+                        // packet we emptied: the value goes back, then its wait
+                        // ends as poisoned (its send hands the value back).
+                        unsafe {
+                            Packet::put_raw(s.packet, value);
+                            Waiter::finish(s.waiter, true);
+                        }
+                        Ok(None)
+                    }
+                };
+            }
+            Selected::Ready(Deal::Done) => {
+                drop(g);
+                let _release = ReleaseOnDrop(self);
+                return match f(packet.take_full()) {
+                    Ok(r) => Ok(Some(r)),
+                    Err(Refuse { value, reason }) => {
+                        // The sender returned already: the value is dropped, as a
+                        // reader's poison drops the buffer.
+                        self.poison_with(Side::Reader, Some(reason));
+                        drop(value);
+                        Ok(None)
+                    }
+                };
+            }
+            Selected::Poisoned => {
+                drop(g);
+                return Err(RecvFail::Poisoned);
+            }
+            Selected::NotReady => {}
+        }
+        let pk: *const Packet<T> = &packet;
+        // SAFETY: as in `send`.
+        unsafe {
+            self.block(
+                g,
+                None,
+                ChanOp::ExtRecv,
+                |g, w| g.register_recv(Entry::plain(w, pk, true)),
+                |out| match out {
+                    Outcome::Done {
+                        poisoned: false, ..
+                    } => {
+                        let end = ExtEnd {
+                            chan: self,
+                            writer: packet.writer(),
+                        };
+                        match f(packet.take_full()) {
+                            Ok(r) => Ok(Some(r)),
+                            Err(Refuse { value, reason }) => {
+                                end.refuse(value, reason);
+                                Ok(None)
+                            }
+                        }
+                    }
+                    _ => Err(RecvFail::Poisoned),
                 },
             )
         }

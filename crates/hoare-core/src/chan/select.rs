@@ -248,3 +248,13 @@ pub(crate) unsafe fn complete_recv<T>(d: Deal<T>, packet: &mut Packet<T>) {
         unsafe { hand_off(s.packet, packet, s.waiter) }
     }
 }
+
+/// Finishes a claimed waiter when dropped (also when a closure panics).
+pub(crate) struct FinishOnDrop(pub(crate) *const Waiter);
+
+impl Drop for FinishOnDrop {
+    fn drop(&mut self) {
+        // SAFETY: built only right after a successful claim that nothing else finishes.
+        unsafe { Waiter::finish(self.0, false) }
+    }
+}
