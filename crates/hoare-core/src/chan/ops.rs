@@ -195,6 +195,20 @@ impl<T> RawChan<T> {
         unsafe { WaitOn::new(self as *const Self as *const (), f) }
     }
 
+    /// A waiter for the current party `p`, blocking in `op` on this channel (the
+    /// opening of [`block`](Self::block) and [`block_plain`](Self::block_plain)).
+    #[inline(always)]
+    fn waiter(&self, p: &dyn Park, op: ChanOp) -> Waiter {
+        Waiter::new(p.unparker()).on(self.wait_on(op))
+    }
+
+    /// The registration of `waiter`, just put in one of this channel's queues:
+    /// takes its entry out again on every way out that leaves it behind.
+    #[inline(always)]
+    fn registration<'w>(&'w self, waiter: &'w Waiter) -> Registration<'w, ChanSite<'w, T>> {
+        Registration::new(ChanSite { chan: self, waiter }, waiter)
+    }
+
     /// Blocks the current party on this channel: makes its waiter, lets `register`
     /// put it in a queue under `g`, waits (without a deadline, `g` is released only
     /// once the party is parked, see [`crate::park::park_releasing`], which saves the
@@ -219,15 +233,9 @@ impl<T> RawChan<T> {
         done: impl FnOnce(Outcome) -> R,
     ) -> R {
         park::with_current(|p| {
-            let waiter = Waiter::new(p.unparker()).on(self.wait_on(op));
+            let waiter = self.waiter(p, op);
             register(&mut g, &waiter);
-            let reg = Registration::new(
-                ChanSite {
-                    chan: self,
-                    waiter: &waiter,
-                },
-                &waiter,
-            );
+            let reg = self.registration(&waiter);
             let out = match deadline {
                 None => {
                     // SAFETY: the caller's contract is the one `park_releasing`
@@ -271,15 +279,9 @@ impl<T> RawChan<T> {
         register: impl FnOnce(&mut SelectLock<'a, T>, *const Waiter),
     ) -> bool {
         park::with_current(|p| {
-            let waiter = Waiter::new(p.unparker()).on(self.wait_on(op));
+            let waiter = self.waiter(p, op);
             register(&mut g, &waiter);
-            let reg = Registration::new(
-                ChanSite {
-                    chan: self,
-                    waiter: &waiter,
-                },
-                &waiter,
-            );
+            let reg = self.registration(&waiter);
             // SAFETY: the caller's contract is the one `park_releasing` needs; the
             // waiter's one unpark comes from a party that took this channel's lock
             // after `g` was released.
@@ -486,12 +488,12 @@ impl<T> RawChan<T> {
         }
         crate::check_step!(|| self.step_op(true, Wait::Until(None)));
         let mut g = self.lock();
-        let (w, pk) = g.claim_receiver();
+        let (w, pk) = g.claim_partner(Side::Writer);
         if w.is_null() {
             return self.send_wait(g, value, fail);
         }
         drop(g);
-        // SAFETY: `claim_receiver` claimed `w` under the lock just released, and
+        // SAFETY: `claim_partner` claimed `w` under the lock just released, and
         // nobody else finishes it; a receiver registers an empty packet.
         unsafe {
             if Packet::is_extended(pk) {
@@ -520,8 +522,8 @@ impl<T> RawChan<T> {
         let pk: *const Packet<T> = &packet;
         // SAFETY: as in `send_inline`, without a deadline: the entry is exclusive.
         let sent = unsafe {
-            self.block_plain(g, ChanOp::Send, |g, w| {
-                g.register_send(Entry::plain(w, pk, true))
+            self.block_plain(g, ChanOp::Send, move |g, w| {
+                g.register_exclusive(Side::Writer, w, pk)
             })
         };
         if sent {
@@ -565,9 +567,9 @@ impl<T> RawChan<T> {
         }
         crate::check_step!(|| self.step_op(false, Wait::Until(None)));
         let mut g = self.lock();
-        let (w, pk) = g.claim_sender();
+        let (w, pk) = g.claim_partner(Side::Reader);
         if w.is_null() {
-            return self.recv_wait(g, fail);
+            return Self::recv_wait(g, fail);
         }
         drop(g);
         // SAFETY: claimed under the lock just released; a sender registers a full
@@ -581,8 +583,9 @@ impl<T> RawChan<T> {
 
     /// The rest of [`recv_blocking`](Self::recv_blocking) when no sender could be
     /// claimed under `g`: fails on poison, else waits for a sender.
+    /// The channel is `g`'s (no `self`: one register less live in this frame).
     #[inline(never)]
-    fn recv_wait<E>(&self, g: SelectLock<'_, T>, fail: impl FnOnce(RecvFail) -> E) -> Result<T, E> {
+    fn recv_wait<E>(g: SelectLock<'_, T>, fail: impl FnOnce(RecvFail) -> E) -> Result<T, E> {
         if g.is_poisoned() {
             drop(g);
             return Err(fail(RecvFail::Poisoned));
@@ -591,8 +594,8 @@ impl<T> RawChan<T> {
         let pk: *const Packet<T> = &packet;
         // SAFETY: as in `send_inline`, without a deadline: the entry is exclusive.
         let received = unsafe {
-            self.block_plain(g, ChanOp::Recv, |g, w| {
-                g.register_recv(Entry::plain(w, pk, true))
+            g.chan().block_plain(g, ChanOp::Recv, move |g, w| {
+                g.register_exclusive(Side::Reader, w, pk)
             })
         };
         if received {

@@ -54,7 +54,7 @@
 
 use super::factory::Buffer;
 use super::packet::{hand_off, Packet};
-use super::raw::{RawChan, State};
+use super::raw::{RawChan, Side, State};
 use super::waitq::Entry;
 use super::{buffered, rendezvous};
 use crate::sync::SpinGuard;
@@ -124,29 +124,32 @@ impl<'a, T> SelectLock<'a, T> {
         }
     }
 
-    /// For a plain send on a rendezvous channel (its caller checked the
-    /// buffering, so there is nothing to dispatch on): claims the first waiting
-    /// receiver that can be claimed, unless the channel is poisoned: its waiter
-    /// (claimed) and packet. A null waiter: nobody; the caller looks at
-    /// [`is_poisoned`](Self::is_poisoned) and registers.
+    /// For a plain blocking operation on a rendezvous channel (its caller checked
+    /// the buffering, so there is nothing to dispatch on) by a party on side
+    /// `me`: claims the first waiting partner that can be claimed (a receiver for
+    /// a writer, a sender for a reader): its waiter (claimed) and packet. A null
+    /// waiter: nobody; the caller looks at [`is_poisoned`](Self::is_poisoned) and
+    /// registers.
+    ///
+    /// No test for poison: poison drains both queues under the lock, and nobody
+    /// registers on a poisoned channel (every registration follows a try that
+    /// reports the poison), so a poisoned channel has nobody to claim.
     #[inline(always)]
-    pub(crate) fn claim_receiver(&mut self) -> (*const Waiter, *const Packet<T>) {
+    pub(crate) fn claim_partner(&mut self, me: Side) -> (*const Waiter, *const Packet<T>) {
         debug_assert_eq!(self.chan.buffer, Buffer::Rendezvous);
-        if self.g.poisoned {
-            return (std::ptr::null(), std::ptr::null());
-        }
-        self.g.receivers.claim_plain()
+        let g = &mut *self.g;
+        let q = match me {
+            Side::Writer => &mut g.receivers,
+            Side::Reader => &mut g.senders,
+        };
+        debug_assert!(!g.poisoned || q.is_empty());
+        q.claim_plain()
     }
 
-    /// [`claim_receiver`](Self::claim_receiver) for a plain receive: claims the
-    /// first waiting sender.
+    /// The channel this lock is of.
     #[inline(always)]
-    pub(crate) fn claim_sender(&mut self) -> (*const Waiter, *const Packet<T>) {
-        debug_assert_eq!(self.chan.buffer, Buffer::Rendezvous);
-        if self.g.poisoned {
-            return (std::ptr::null(), std::ptr::null());
-        }
-        self.g.senders.claim_plain()
+    pub(crate) fn chan(&self) -> &'a RawChan<T> {
+        self.chan
     }
 
     /// Whether the channel is poisoned.
@@ -177,6 +180,30 @@ impl<'a, T> SelectLock<'a, T> {
     #[inline]
     pub(crate) unsafe fn register_recv(&mut self, entry: Entry<T>) {
         self.g.receivers.push(entry);
+    }
+
+    /// Registers a plain blocking operation's exclusive entry (no deadline, token
+    /// 0) on side `me`'s queue: [`register_send`](Self::register_send) or
+    /// [`register_recv`](Self::register_recv) of `Entry::plain(waiter, packet,
+    /// true)`.
+    ///
+    /// # Safety
+    /// As [`register_send`](Self::register_send) (for a reader: its packet must
+    /// be empty), after [`claim_partner`](Self::claim_partner) found nobody and the
+    /// channel is not poisoned.
+    #[inline(always)]
+    pub(crate) unsafe fn register_exclusive(
+        &mut self,
+        me: Side,
+        waiter: *const Waiter,
+        packet: *const Packet<T>,
+    ) {
+        debug_assert!(!self.g.poisoned);
+        let g = &mut *self.g;
+        match me {
+            Side::Writer => g.senders.push_exclusive(waiter, packet),
+            Side::Reader => g.receivers.push_exclusive(waiter, packet),
+        }
     }
 
     /// Removes every entry of `waiter` (if still there); returns whether there was

@@ -93,10 +93,26 @@ impl<T> WaitQueue<T> {
     /// Appends an entry (FIFO).
     #[inline]
     pub(crate) fn push(&mut self, e: Entry<T>) {
-        if self.one.waiter.is_null() && self.many.is_empty() {
+        if self.is_empty() {
             self.one = e;
         } else {
             self.push_many(e);
+        }
+    }
+
+    /// [`push`](Self::push) of a plain blocking operation's exclusive entry
+    /// (`Entry::plain(waiter, packet, true)`), written field by field into the
+    /// lone slot: built whole first, LLVM kept the entry on the frame and copied
+    /// it.
+    #[inline(always)]
+    pub(crate) fn push_exclusive(&mut self, waiter: *const Waiter, packet: *const Packet<T>) {
+        if self.is_empty() {
+            self.one.waiter = waiter;
+            self.one.token = 0;
+            self.one.packet = packet;
+            self.one.exclusive = true;
+        } else {
+            self.push_many(Entry::plain(waiter, packet, true));
         }
     }
 
@@ -154,15 +170,23 @@ impl<T> WaitQueue<T> {
         let w = self.one.waiter;
         if !w.is_null() && self.one.exclusive {
             self.one.waiter = ptr::null();
+            // Only `Entry::plain` makes exclusive entries, with token 0.
+            debug_assert_eq!(self.one.token, 0);
             // SAFETY: an exclusive entry is claimed under its channel's lock,
             // which the caller holds, with nobody racing (see `Entry::plain`).
-            unsafe { (*w).claim_exclusive(self.one.token) };
+            unsafe { (*w).claim_exclusive(0) };
             return (w, self.one.packet);
         }
         match self.claim() {
             Some(e) => (e.waiter, e.packet),
             None => (ptr::null(), ptr::null()),
         }
+    }
+
+    /// Whether no entry is queued (stale ones count).
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.one.waiter.is_null() && self.many.is_empty()
     }
 
     /// Removes every entry of `waiter`; returns whether there was one.
