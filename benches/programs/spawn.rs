@@ -23,7 +23,9 @@
 //!
 //! `--threads` also prints, after each phase, every thread's CPU time and minor
 //! page faults so far (from `/proc/self/task`): which thread paid for what (the
-//! workers, the stack pool's `hoare-stacks`).
+//! workers, the stack pool's `hoare-stacks`). `--idle SECS` then sleeps that
+//! long with nothing to do and prints the resident memory and the threads again
+//! (what an idle runtime keeps after a burst, and whether its threads sleep).
 //!
 //! The last line is machine-readable:
 //! `bench=spawn workers=N procs=P spawn_ms=S join_ms=J ns_per_spawn=X bytes_per_proc=Y pte_bytes_per_proc=Z`.
@@ -166,6 +168,7 @@ fn main() {
     let procs = arg(&args, "--procs", 100_000).max(1);
     let stack = arg(&args, "--stack", hoare::DEFAULT_STACK_SIZE);
     let threads = args.iter().any(|a| a == "--threads");
+    let idle = arg(&args, "--idle", 0);
     let rt = hoare::Runtime::builder()
         .workers(workers)
         .stack_size(stack)
@@ -210,6 +213,11 @@ fn main() {
         // processes' stacks beyond the pool's resident cache go back to the OS).
         hoare::yield_now();
         let rss2 = rss_bytes();
+        if idle > 0 {
+            hoare::sleep_for(Duration::from_secs(idle as u64));
+            println!("resident after {idle} s idle: {} B", rss_bytes());
+            print_threads("idle");
+        }
         (spawn_t, join_t, rss0, rss1, rss2, pte0, pte1)
     });
     let ns = (spawn_t + join_t).as_nanos() as f64 / procs as f64;

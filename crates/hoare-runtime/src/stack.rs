@@ -61,9 +61,11 @@ const TRIM_BATCH: usize = 1024;
 /// gives their memory back.
 const TRIM_DELAY: Duration = Duration::from_millis(1000);
 /// Slots handed out unprepared (not resident) before the pool's thread starts
-/// preparing slots ahead: a program that spawns a few hundred processes gets no
-/// prepared memory and no thread for it.
-const PREP_START: usize = 256;
+/// preparing slots ahead: a runtime that spawns fewer processes at once (a
+/// thousand, say) gets no prepared memory and no thread for it (a thread
+/// started for a short-lived runtime costs more than it saves). As many as the
+/// free slots that start it for trimming.
+const PREP_START: usize = KEEP_RESIDENT;
 /// The least and most slots the pool's thread keeps prepared once it does: at
 /// most 4 MiB of top pages (a few milliseconds of spawns; the buffer only has to
 /// cover the moments the thread waits for a core).
