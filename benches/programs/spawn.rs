@@ -23,7 +23,7 @@
 //!
 //! `--threads` also prints, after each phase, every thread's CPU time and minor
 //! page faults so far (from `/proc/self/task`): which thread paid for what (the
-//! workers, the stack pool's `hoare-stacks`). `--idle SECS` then sleeps that
+//! workers, the stack pool's thread). `--idle SECS` then sleeps that
 //! long with nothing to do and prints the resident memory and the threads again
 //! (what an idle runtime keeps after a burst, and whether its threads sleep).
 //!

@@ -10,25 +10,14 @@
 //! on a mapping of its own: a failure on a real slab (out of memory, say) fails
 //! that spawn alone and never changes how later guards are installed.
 //!
-//! A pool has a thread of its own (`hoare-stacks`, started the first time it has
-//! work) that does the pool's system calls off the workers:
-//! * *Trimming.* Free slots above [`KEEP_RESIDENT`] give their memory back to the
-//!   OS there, not on the worker that freed them: a burst of processes ending (a
-//!   join of many) does not wait for the `MADV_DONTNEED` of each one's stack. It
-//!   waits [`TRIM_DELAY`] (a second) after the excess arises before it starts, as
-//!   Go's scavenger returns freed stacks lazily: a burst of spawns that follows
-//!   reuses them resident. Idle memory is back to `KEEP_RESIDENT` slots' worth a
-//!   little after that.
-//! * *Preparing ahead.* The first write to a new slot's top page (its header) is a
-//!   page fault costing about half a spawn on the VMs measured (BENCHMARKS.md,
-//!   "Spawn: where the time goes"). Once a pool has handed out [`PREP_START`] slots
-//!   that were not resident, the thread keeps up to `ahead` slots carved, guarded
-//!   and with their top pages populated (`MADV_POPULATE_WRITE`) in the `ready`
-//!   list, so that a burst of spawns takes slots that do not fault while another
-//!   core pays for the next ones. `ahead` doubles (from [`PREP_MIN`] to
-//!   [`PREP_MAX`]) each time a refill finds `ready` empty, and drops to 0 (the
-//!   prepared slots given back to the OS) when `TRIM_DELAY` passes with no refill
-//!   taking from it: an idle pool keeps no prepared slots, and its thread sleeps.
+//! Free slots above [`KEEP_RESIDENT`] give their memory back to the OS on a
+//! thread of the pool's own (the trimmer, started the first time there are that
+//! many), not on the worker that freed them: a burst of processes ending (a join
+//! of many) does not wait for the `MADV_DONTNEED` of each one's stack. The
+//! trimmer waits [`TRIM_DELAY`] (a second) after the excess arises before it
+//! starts, as Go's scavenger returns freed stacks lazily: a burst of spawns that
+//! follows reuses them resident. Idle memory is back to `KEEP_RESIDENT` slots'
+//! worth a little after that.
 //!
 //! Sizes are checked: a stack larger than [`MAX_STACK`] (or one whose slot size
 //! would overflow) is refused with [`std::io::ErrorKind::InvalidInput`], and a
@@ -41,14 +30,10 @@ use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
 pub(crate) const PAGE: usize = 4096;
 pub(crate) const GUARD: usize = PAGE;
 const MADV_GUARD_INSTALL: libc::c_int = 102;
-/// `MADV_POPULATE_WRITE` (Linux 5.14+): fault the pages in, writable, without
-/// changing their contents.
-const MADV_POPULATE_WRITE: libc::c_int = 23;
 /// Ranges per `process_madvise` call (the kernel's `UIO_MAXIOV`).
 const IOV_MAX: usize = 1024;
 /// Free slots kept resident in a pool; the trimmer gives the memory of further
@@ -59,23 +44,7 @@ const KEEP_RESIDENT: usize = 4096;
 const TRIM_BATCH: usize = 1024;
 /// How long free slots above `KEEP_RESIDENT` stay resident before the trimmer
 /// gives their memory back.
-const TRIM_DELAY: Duration = Duration::from_millis(1000);
-/// Slots handed out unprepared (not resident) before the pool's thread starts
-/// preparing slots ahead: a runtime that spawns fewer processes at once (a
-/// thousand, say) gets no prepared memory and no thread for it (a thread
-/// started for a short-lived runtime costs more than it saves). As many as the
-/// free slots that start it for trimming.
-const PREP_START: usize = KEEP_RESIDENT;
-/// The least and most slots the pool's thread keeps prepared once it does: at
-/// most 4 MiB of top pages (a few milliseconds of spawns; the buffer only has to
-/// cover the moments the thread waits for a core).
-const PREP_MIN: usize = 256;
-const PREP_MAX: usize = 1024;
-/// Slots prepared per `process_madvise` call.
-const PREP_BATCH: usize = 128;
-/// Bytes below a stack's base that are populated with its top page (the first
-/// frames of the coroutine, where they cross into the page below).
-const PREP_BELOW: usize = 256;
+const TRIM_DELAY: std::time::Duration = std::time::Duration::from_millis(1000);
 /// Virtual bytes per slab (slabs are `MAP_NORESERVE`, so this costs address space only).
 const SLAB_BYTES: usize = 64 << 20;
 /// The largest usable stack a process may ask for: 1 GiB (Go's limit for a
@@ -112,20 +81,15 @@ unsafe impl Stack for SlotStack {
 
 impl SlotStack {
     pub(crate) fn new(slot: usize, header_offset: usize) -> Self {
+        // Stack colouring: start each stack at a slightly different offset within
+        // its page, so the tops of different stacks do not alias each other (and the
+        // worker's stack) in the caches and in store-to-load forwarding.
+        let colour = ((slot >> 12) % 31) * 64 + 64;
         Self {
-            base: stack_base(slot, header_offset),
+            base: slot + header_offset - colour,
             limit: slot,
         }
     }
-}
-
-/// Where the stack of the slot at `slot` starts (grows down from).
-fn stack_base(slot: usize, header_offset: usize) -> usize {
-    // Stack colouring: start each stack at a slightly different offset within
-    // its page, so the tops of different stacks do not alias each other (and the
-    // worker's stack) in the caches and in store-to-load forwarding.
-    let colour = ((slot >> 12) % 31) * 64 + 64;
-    slot + header_offset - colour
 }
 
 struct Slab {
@@ -139,26 +103,191 @@ struct Slab {
 // threads is fine.
 unsafe impl Send for Slab {}
 
-/// A pool's slot layout (what its thread needs to carve and advise slots).
-#[derive(Clone, Copy)]
-struct Geometry {
+struct Inner {
+    /// Free slots whose pages may still be resident, oldest first; handed out
+    /// newest first. The trimmer takes the oldest of those above `KEEP_RESIDENT`.
+    free: VecDeque<usize>,
+    /// Free slots whose memory went back to the OS (guards kept); handed out
+    /// before new slots are carved.
+    released: Vec<usize>,
+    slabs: Vec<Slab>,
+    trimmer: Trimmer,
+    /// The trimmer waits for work (a notify is needed to wake it).
+    trimmer_idle: bool,
+    /// The pool is going away: the trimmer stops.
+    stop: bool,
+}
+
+/// Whether the pool's trimmer thread runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Trimmer {
+    NotStarted,
+    Running,
+    /// The OS refused the thread: `free_batch` releases the excess itself.
+    Failed,
+}
+
+/// What a pool shares with its trimmer thread.
+struct Lists {
+    inner: Mutex<Inner>,
+    /// Wakes the trimmer (free slots above `KEEP_RESIDENT`, or `stop`).
+    wake: Condvar,
+    /// `TRIM_DELAY` (shorter in tests).
+    delay: std::time::Duration,
+}
+
+/// A pool of stack slots of one size.
+pub(crate) struct Pool {
     /// Bytes from slot start to slot end.
     slot: usize,
     /// Offset of the process header within the slot (= stack base).
     header_offset: usize,
     per_slab: usize,
+    lists: Arc<Lists>,
+    /// The trimmer thread, joined when the pool goes.
+    trimmer: Mutex<Option<JoinHandle<()>>>,
+    /// Slots leaked on purpose (a process unwound at shutdown whose stack another
+    /// party may still write to): while any is, the slabs are never unmapped.
+    kept: std::sync::atomic::AtomicUsize,
 }
 
-impl Geometry {
-    /// The range of a slot that a new process touches first (its header and the
-    /// top of its stack), in whole pages: what preparing a slot populates.
-    fn top_range(&self, slot: usize) -> (usize, usize) {
-        let low = stack_base(slot, self.header_offset) - PREP_BELOW;
-        let start = (low & !(PAGE - 1)).max(slot + GUARD);
-        (start, slot + self.slot - start)
+impl Pool {
+    /// A pool whose stacks have `usable` bytes (rounded up to pages, at least
+    /// 16 KiB) and a header of `header` bytes on top. Refuses (`InvalidInput`) a
+    /// `usable` above [`MAX_STACK`].
+    pub(crate) fn new(usable: usize, header: usize) -> io::Result<Self> {
+        let (slot, header_offset) = layout(usable, header)?;
+        Ok(Self {
+            slot,
+            header_offset,
+            // Huge stacks get slabs of their own (a slab of several would cost
+            // several times their size in address space).
+            per_slab: (SLAB_BYTES / slot).clamp(1, 4096),
+            lists: Arc::new(Lists {
+                inner: Mutex::new(Inner {
+                    free: VecDeque::new(),
+                    released: Vec::new(),
+                    slabs: Vec::new(),
+                    trimmer: Trimmer::NotStarted,
+                    trimmer_idle: false,
+                    stop: false,
+                }),
+                wake: Condvar::new(),
+                delay: TRIM_DELAY,
+            }),
+            trimmer: Mutex::new(None),
+            kept: std::sync::atomic::AtomicUsize::new(0),
+        })
     }
 
-    /// Maps a new slab and installs its guard pages.
+    pub(crate) fn usable(&self) -> usize {
+        self.header_offset - GUARD
+    }
+
+    pub(crate) fn header_offset(&self) -> usize {
+        self.header_offset
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        lock(&self.lists.inner)
+    }
+
+    /// Moves `n` free slots into `out`, mapping a new slab when none is free; on
+    /// failure (the OS refused the mapping or its guard pages) `out` may have
+    /// received some of them.
+    pub(crate) fn alloc_batch(&self, out: &mut Vec<usize>, n: usize) -> io::Result<()> {
+        let mut g = self.lock();
+        let take = n.min(g.free.len());
+        let at = g.free.len() - take;
+        out.extend(g.free.drain(at..));
+        let mut missing = n - take;
+        let take = missing.min(g.released.len());
+        let at = g.released.len() - take;
+        out.extend(g.released.drain(at..));
+        missing -= take;
+        while missing > 0 {
+            if g.slabs.last().is_none_or(|s| s.carved == self.per_slab) {
+                let slab = self.new_slab()?;
+                g.slabs.push(slab);
+            }
+            let slab = g.slabs.last_mut().expect("slab");
+            let k = (self.per_slab - slab.carved).min(missing);
+            for _ in 0..k {
+                let slot = slab.base + slab.carved * self.slot;
+                slab.carved += 1;
+                slab._valgrind.push(ValgrindStackRegistration::new(
+                    (slot + GUARD) as *mut u8,
+                    self.header_offset - GUARD,
+                ));
+                out.push(slot);
+            }
+            missing -= k;
+        }
+        Ok(())
+    }
+
+    /// Gives `slots` back. They stay resident; when more than `KEEP_RESIDENT`
+    /// are free, the trimmer is woken (started the first time) to give the memory
+    /// of the oldest ones back to the OS (see [`Pool::release_slots`]). If the OS
+    /// refuses the trimmer its thread, the caller releases them itself.
+    pub(crate) fn free_batch(&self, slots: impl Iterator<Item = usize>) {
+        let mut g = self.lock();
+        g.free.extend(slots);
+        if g.free.len() <= KEEP_RESIDENT {
+            return;
+        }
+        match g.trimmer {
+            Trimmer::Running => {
+                if g.trimmer_idle {
+                    g.trimmer_idle = false;
+                    drop(g);
+                    self.lists.wake.notify_one();
+                }
+            }
+            Trimmer::NotStarted => {
+                g.trimmer = Trimmer::Running;
+                drop(g);
+                self.start_trimmer();
+            }
+            Trimmer::Failed => {
+                let n = g.free.len() - KEEP_RESIDENT;
+                let rest: Vec<usize> = g.free.drain(..n).collect();
+                drop(g);
+                self.release_slots(rest);
+            }
+        }
+    }
+
+    /// Starts the trimmer thread, or marks it failed and releases the excess
+    /// here (as `free_batch` does from then on).
+    #[cold]
+    fn start_trimmer(&self) {
+        let lists = Arc::clone(&self.lists);
+        let slot = self.slot;
+        let spawned = std::thread::Builder::new()
+            .name("hoare-trim".into())
+            .stack_size(64 * 1024)
+            .spawn(move || trim(&lists, slot));
+        match spawned {
+            Ok(h) => *lock(&self.trimmer) = Some(h),
+            Err(_) => {
+                let mut g = self.lock();
+                g.trimmer = Trimmer::Failed;
+                let n = g.free.len().saturating_sub(KEEP_RESIDENT);
+                let rest: Vec<usize> = g.free.drain(..n).collect();
+                drop(g);
+                self.release_slots(rest);
+            }
+        }
+    }
+
+    /// Gives the memory of free slots taken out of the free list back to the OS
+    /// and lists them as released (see [`release_slots`]).
+    fn release_slots(&self, rest: Vec<usize>) {
+        let rest = release_slots(self.slot, rest);
+        self.lock().released.extend(rest);
+    }
+
     fn new_slab(&self) -> io::Result<Slab> {
         // Cannot overflow: `layout` keeps `slot` under 2 GiB and `per_slab` is
         // at most 4096 (a slab of at most 8 TiB), or 1 for a slot above 64 MiB.
@@ -203,245 +332,6 @@ impl Geometry {
         })
     }
 
-    /// Moves `n` never-used slots into `out`: released ones first, then new ones
-    /// carved (mapping a new slab when the last is used up). On failure (the OS
-    /// refused a mapping or its guard pages) `out` may have received some.
-    fn take_unprepared(&self, g: &mut Inner, out: &mut Vec<usize>, n: usize) -> io::Result<()> {
-        let take = n.min(g.released.len());
-        let at = g.released.len() - take;
-        out.extend(g.released.drain(at..));
-        let mut missing = n - take;
-        while missing > 0 {
-            if g.slabs.last().is_none_or(|s| s.carved == self.per_slab) {
-                let slab = self.new_slab()?;
-                g.slabs.push(slab);
-            }
-            let slab = g.slabs.last_mut().expect("slab");
-            let k = (self.per_slab - slab.carved).min(missing);
-            for _ in 0..k {
-                let slot = slab.base + slab.carved * self.slot;
-                slab.carved += 1;
-                slab._valgrind.push(ValgrindStackRegistration::new(
-                    (slot + GUARD) as *mut u8,
-                    self.header_offset - GUARD,
-                ));
-                out.push(slot);
-            }
-            missing -= k;
-        }
-        Ok(())
-    }
-}
-
-struct Inner {
-    /// Free slots whose pages may still be resident, oldest first; handed out
-    /// newest first. The trimmer takes the oldest of those above `KEEP_RESIDENT`.
-    free: VecDeque<usize>,
-    /// Slots the pool's thread prepared (top pages populated), never used since;
-    /// handed out after `free`.
-    ready: Vec<usize>,
-    /// Free slots whose memory went back to the OS (guards kept); handed out
-    /// before new slots are carved.
-    released: Vec<usize>,
-    slabs: Vec<Slab>,
-    /// How many slots the pool's thread keeps in `ready` (0: it prepares none).
-    ahead: usize,
-    /// Slots handed out unprepared since `ahead` was last 0 (see `PREP_START`).
-    fresh: usize,
-    /// Counts the refills that took slots beyond `free`: the pool's thread gives
-    /// the prepared slots back when it has not changed for `TRIM_DELAY`.
-    demand: u64,
-    trimmer: Trimmer,
-    /// The pool's thread waits for work (a notify is needed to wake it early).
-    trimmer_idle: bool,
-    /// The pool is going away: its thread stops.
-    stop: bool,
-}
-
-/// Whether the pool's thread runs.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Trimmer {
-    NotStarted,
-    Running,
-    /// The OS refused the thread: `free_batch` releases the excess itself, and
-    /// nothing is prepared ahead.
-    Failed,
-}
-
-/// What a pool shares with its thread.
-struct Lists {
-    inner: Mutex<Inner>,
-    /// Wakes the pool's thread (free slots above `KEEP_RESIDENT`, `ready` below
-    /// `ahead`, or `stop`).
-    wake: Condvar,
-    /// `TRIM_DELAY` (shorter in tests).
-    delay: Duration,
-    /// `PREP_START` (other in tests).
-    prep_start: usize,
-}
-
-/// A pool of stack slots of one size.
-pub(crate) struct Pool {
-    geo: Geometry,
-    lists: Arc<Lists>,
-    /// The pool's thread, joined when the pool goes.
-    trimmer: Mutex<Option<JoinHandle<()>>>,
-    /// Slots leaked on purpose (a process unwound at shutdown whose stack another
-    /// party may still write to): while any is, the slabs are never unmapped.
-    kept: std::sync::atomic::AtomicUsize,
-}
-
-impl Pool {
-    /// A pool whose stacks have `usable` bytes (rounded up to pages, at least
-    /// 16 KiB) and a header of `header` bytes on top. Refuses (`InvalidInput`) a
-    /// `usable` above [`MAX_STACK`].
-    pub(crate) fn new(usable: usize, header: usize) -> io::Result<Self> {
-        let (slot, header_offset) = layout(usable, header)?;
-        Ok(Self {
-            geo: Geometry {
-                slot,
-                header_offset,
-                // Huge stacks get slabs of their own (a slab of several would cost
-                // several times their size in address space).
-                per_slab: (SLAB_BYTES / slot).clamp(1, 4096),
-            },
-            lists: Arc::new(Lists {
-                inner: Mutex::new(Inner {
-                    free: VecDeque::new(),
-                    ready: Vec::new(),
-                    released: Vec::new(),
-                    slabs: Vec::new(),
-                    ahead: 0,
-                    fresh: 0,
-                    demand: 0,
-                    trimmer: Trimmer::NotStarted,
-                    trimmer_idle: false,
-                    stop: false,
-                }),
-                wake: Condvar::new(),
-                delay: TRIM_DELAY,
-                prep_start: PREP_START,
-            }),
-            trimmer: Mutex::new(None),
-            kept: std::sync::atomic::AtomicUsize::new(0),
-        })
-    }
-
-    pub(crate) fn usable(&self) -> usize {
-        self.geo.header_offset - GUARD
-    }
-
-    pub(crate) fn header_offset(&self) -> usize {
-        self.geo.header_offset
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        lock(&self.lists.inner)
-    }
-
-    /// Moves `n` free slots into `out`: resident free ones first, then prepared
-    /// ones, then released or new ones (mapping a new slab when none is left); on
-    /// failure (the OS refused the mapping or its guard pages) `out` may have
-    /// received some of them. Taking slots beyond the resident free ones is
-    /// demand the pool's thread prepares for (see the module's comment).
-    pub(crate) fn alloc_batch(&self, out: &mut Vec<usize>, n: usize) -> io::Result<()> {
-        let mut g = self.lock();
-        let take = n.min(g.free.len());
-        let at = g.free.len() - take;
-        out.extend(g.free.drain(at..));
-        let mut missing = n - take;
-        if missing == 0 {
-            return Ok(());
-        }
-        g.demand = g.demand.wrapping_add(1);
-        let take = missing.min(g.ready.len());
-        let at = g.ready.len() - take;
-        out.extend(g.ready.drain(at..));
-        missing -= take;
-        let mut r = Ok(());
-        if missing > 0 {
-            g.fresh = g.fresh.saturating_add(missing);
-            if g.fresh >= self.lists.prep_start {
-                g.ahead = (g.ahead * 2).clamp(PREP_MIN, PREP_MAX);
-            }
-            r = self.geo.take_unprepared(&mut g, out, missing);
-        }
-        if g.ready.len() < g.ahead {
-            self.wake(g);
-        }
-        r
-    }
-
-    /// Gives `slots` back. They stay resident; when more than `KEEP_RESIDENT`
-    /// are free, the pool's thread is woken (started the first time) to give the
-    /// memory of the oldest ones back to the OS (see [`Pool::release_slots`]). If
-    /// the OS refuses the thread, the caller releases them itself.
-    pub(crate) fn free_batch(&self, slots: impl Iterator<Item = usize>) {
-        let mut g = self.lock();
-        g.free.extend(slots);
-        if g.free.len() <= KEEP_RESIDENT {
-            return;
-        }
-        if g.trimmer == Trimmer::Failed {
-            let n = g.free.len() - KEEP_RESIDENT;
-            let rest: Vec<usize> = g.free.drain(..n).collect();
-            drop(g);
-            self.release_slots(rest);
-            return;
-        }
-        self.wake(g);
-    }
-
-    /// Wakes the pool's thread if it waits, or starts it the first time.
-    fn wake(&self, mut g: std::sync::MutexGuard<'_, Inner>) {
-        match g.trimmer {
-            Trimmer::Running => {
-                if g.trimmer_idle {
-                    g.trimmer_idle = false;
-                    drop(g);
-                    self.lists.wake.notify_one();
-                }
-            }
-            Trimmer::NotStarted => {
-                g.trimmer = Trimmer::Running;
-                drop(g);
-                self.start_trimmer();
-            }
-            Trimmer::Failed => {}
-        }
-    }
-
-    /// Starts the pool's thread, or marks it failed, prepares nothing ahead, and
-    /// releases the excess here (as `free_batch` does from then on).
-    #[cold]
-    fn start_trimmer(&self) {
-        let lists = Arc::clone(&self.lists);
-        let geo = self.geo;
-        let spawned = std::thread::Builder::new()
-            .name("hoare-stacks".into())
-            .stack_size(64 * 1024)
-            .spawn(move || tend(&lists, geo));
-        match spawned {
-            Ok(h) => *lock(&self.trimmer) = Some(h),
-            Err(_) => {
-                let mut g = self.lock();
-                g.trimmer = Trimmer::Failed;
-                g.ahead = 0;
-                let n = g.free.len().saturating_sub(KEEP_RESIDENT);
-                let rest: Vec<usize> = g.free.drain(..n).collect();
-                drop(g);
-                self.release_slots(rest);
-            }
-        }
-    }
-
-    /// Gives the memory of free slots taken out of the free list back to the OS
-    /// and lists them as released (see [`release_slots`]).
-    fn release_slots(&self, rest: Vec<usize>) {
-        let rest = release_slots(self.geo.slot, rest);
-        self.lock().released.extend(rest);
-    }
-
     /// Leaks one slot for good (see `kept`).
     pub(crate) fn keep_slot(&self) {
         self.kept.fetch_add(1, Ordering::Relaxed);
@@ -452,7 +342,7 @@ impl Pool {
         let g = self.lock();
         g.slabs
             .iter()
-            .flat_map(|s| (0..s.carved).map(move |k| s.base + k * self.geo.slot))
+            .flat_map(|s| (0..s.carved).map(move |k| s.base + k * self.slot))
             .collect()
     }
 }
@@ -485,7 +375,7 @@ fn layout(usable: usize, header: usize) -> io::Result<(usize, usize)> {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        // The pool's thread may be advising slab memory: it stops before any unmap.
+        // The trimmer may be advising slab memory: it stops before any unmap.
         self.lock().stop = true;
         self.lists.wake.notify_one();
         if let Some(h) = lock(&self.trimmer).take() {
@@ -506,114 +396,46 @@ impl Drop for Pool {
     }
 }
 
-/// The pool's thread: prepares slots ahead while `ready` is below `ahead`;
-/// takes the oldest free slots above `KEEP_RESIDENT`, `TRIM_BATCH` at a time,
-/// once they have been in excess for `delay`, and gives their memory back;
-/// gives the prepared slots back when `delay` passes without a refill taking
-/// any; otherwise sleeps (without a timeout when none of that is pending). Ends
-/// when the pool goes. System calls are made outside the lock, on slots taken
-/// out of every list meanwhile.
-fn tend(lists: &Lists, geo: Geometry) {
+/// The trimmer thread's loop: takes the oldest free slots above `KEEP_RESIDENT`,
+/// `TRIM_BATCH` at a time, gives their memory back outside the lock, and lists
+/// them as released; sleeps when there are no more; ends when the pool goes.
+fn trim(lists: &Lists, slot: usize) {
     let mut g = lock(&lists.inner);
-    // When the current excess of free slots may be trimmed.
-    let mut trim_at: Option<Instant> = None;
-    // Since when `demand` has stood at this value while slots are prepared.
-    let mut unused: Option<(Instant, u64)> = None;
+    // Whether the excess has been left alone for `TRIM_DELAY` since it arose.
+    let mut aged = false;
     loop {
         if g.stop {
             return;
         }
-        let now = Instant::now();
-        if g.ready.len() < g.ahead {
-            let n = (g.ahead - g.ready.len()).min(PREP_BATCH);
-            let mut batch = Vec::with_capacity(n);
-            if geo.take_unprepared(&mut g, &mut batch, n).is_err() {
-                // Out of memory or mappings: prepare nothing until demand comes
-                // again (the spawn that needs a slot gets the error itself).
-                g.ahead = 0;
-            }
-            drop(g);
-            populate(&geo, &batch);
-            g = lock(&lists.inner);
-            g.ready.extend(batch);
-            continue;
-        }
         let excess = g.free.len().saturating_sub(KEEP_RESIDENT);
         if excess == 0 {
-            trim_at = None;
-        } else if now >= *trim_at.get_or_insert(now + lists.delay) {
-            let batch: Vec<usize> = g.free.drain(..excess.min(TRIM_BATCH)).collect();
-            drop(g);
-            let batch = release_slots(geo.slot, batch);
-            g = lock(&lists.inner);
-            g.released.extend(batch);
+            aged = false;
+            g.trimmer_idle = true;
+            g = lists.wake.wait(g).unwrap_or_else(|p| p.into_inner());
             continue;
         }
-        if g.ahead == 0 && g.ready.is_empty() {
-            unused = None;
-        } else {
-            match unused {
-                Some((since, d)) if d == g.demand => {
-                    if now >= since + lists.delay {
-                        // Nothing taken for `delay`: idle, give them back.
-                        unused = None;
-                        g.ahead = 0;
-                        g.fresh = 0;
-                        let batch = std::mem::take(&mut g.ready);
-                        drop(g);
-                        let batch = release_slots(geo.slot, batch);
-                        g = lock(&lists.inner);
-                        g.released.extend(batch);
-                        continue;
-                    }
-                }
-                _ => unused = Some((now, g.demand)),
-            }
-        }
-        let until = trim_at
-            .into_iter()
-            .chain(unused.map(|(since, _)| since + lists.delay))
-            .min();
-        g.trimmer_idle = true;
-        g = match until {
-            None => lists.wake.wait(g).unwrap_or_else(|p| p.into_inner()),
-            Some(t) => {
-                lists
+        if !aged {
+            // Let the burst of frees that made the excess end first (and a new
+            // burst of spawns reuse what it freed); wakes early only to stop.
+            aged = true;
+            let deadline = std::time::Instant::now() + lists.delay;
+            while !g.stop {
+                let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) else {
+                    break;
+                };
+                g = lists
                     .wake
-                    .wait_timeout(g, t.saturating_duration_since(now))
+                    .wait_timeout(g, left)
                     .unwrap_or_else(|p| p.into_inner())
-                    .0
+                    .0;
             }
-        };
-        g.trimmer_idle = false;
-    }
-}
-
-/// Populates the top pages of `slots` (taken out of every list meanwhile), in
-/// batches of `PREP_BATCH` per `process_madvise` where the kernel allows that.
-/// A kernel without `MADV_POPULATE_WRITE` (before 5.14) leaves them as they are:
-/// they are still good slots, only not resident.
-fn populate(geo: &Geometry, slots: &[usize]) {
-    static BROKEN: AtomicBool = AtomicBool::new(false);
-    static UNSUPPORTED: AtomicBool = AtomicBool::new(false);
-    if UNSUPPORTED.load(Ordering::Relaxed) {
-        return;
-    }
-    for chunk in slots.chunks(PREP_BATCH) {
-        let ranges: Vec<(usize, usize)> = chunk.iter().map(|&s| geo.top_range(s)).collect();
-        // SAFETY: the ranges are the top pages of free slots of this pool, out of
-        // its lists (nobody uses them); populating changes no contents.
-        if unsafe { process_madvise_all(&ranges, MADV_POPULATE_WRITE, &BROKEN) } {
             continue;
         }
-        for &(a, len) in &ranges {
-            // SAFETY: as above.
-            let r = unsafe { libc::madvise(a as *mut libc::c_void, len, MADV_POPULATE_WRITE) };
-            if r != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
-                UNSUPPORTED.store(true, Ordering::Relaxed);
-                return;
-            }
-        }
+        let batch: Vec<usize> = g.free.drain(..excess.min(TRIM_BATCH)).collect();
+        drop(g);
+        let batch = release_slots(slot, batch);
+        g = lock(&lists.inner);
+        g.released.extend(batch);
     }
 }
 
@@ -831,7 +653,7 @@ mod tests {
         }
         let p = Pool::new(MAX_STACK, 256).expect("the largest allowed");
         assert!(p.usable() >= MAX_STACK);
-        assert_eq!(p.geo.per_slab, 1);
+        assert_eq!(p.per_slab, 1);
         let p = Pool::new(0, 256).expect("rounded up");
         assert_eq!(p.usable(), MIN_STACK + (PAGE - 256));
     }
@@ -843,10 +665,8 @@ mod tests {
     #[test]
     fn trimmer_releases_the_oldest_excess() {
         let mut p = Pool::new(0, 256).expect("pool");
-        let lists = Arc::get_mut(&mut p.lists).expect("no thread yet");
-        lists.delay = Duration::from_millis(10);
-        // Trimming alone here (see `prepares_ahead_...` for preparing).
-        lists.prep_start = usize::MAX;
+        Arc::get_mut(&mut p.lists).expect("no trimmer yet").delay =
+            std::time::Duration::from_millis(10);
         let n = KEEP_RESIDENT + 100;
         let mut slots = Vec::new();
         p.alloc_batch(&mut slots, n).expect("slots");
@@ -884,77 +704,6 @@ mod tests {
         p.free_batch(again.into_iter());
         // Above the bound again: the trimmer sleeps out its delay; dropping the
         // pool stops it (a hang here is the failure).
-        drop(p);
-    }
-
-    /// Whether every page of `(start, len)` is resident (`mincore`).
-    fn resident((start, len): (usize, usize)) -> bool {
-        let mut v = vec![0u8; len.div_ceil(PAGE)];
-        // SAFETY: a page-aligned range inside a slab of ours; `v` has one byte
-        // per page.
-        let r = unsafe { libc::mincore(start as *mut libc::c_void, len, v.as_mut_ptr()) };
-        assert_eq!(r, 0, "mincore: {}", io::Error::last_os_error());
-        v.iter().all(|b| b & 1 == 1)
-    }
-
-    /// Waits (up to 30 s) until `f` holds of the pool's lists.
-    fn wait_for(p: &Pool, what: &str, f: impl Fn(&Inner) -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !f(&p.lock()) {
-            assert!(Instant::now() < deadline, "never: {what}");
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    /// Preparing ahead: nothing is prepared (and no thread started) until
-    /// `PREP_START` slots have been handed out unprepared; then the pool's
-    /// thread keeps `PREP_MIN` slots whose top pages are resident, which are
-    /// handed out next; when `delay` passes without a refill taking any, they go
-    /// back to the OS (not resident any more, listed as released) and `ahead` to
-    /// 0. Fails when `populate` does nothing (not resident) and when the thread
-    /// never gives them back (both checked).
-    #[test]
-    fn prepares_ahead_on_demand_and_gives_back_when_unused() {
-        if guard_mode().expect("probe") == MODE_MPROTECT {
-            // A kernel before 6.13: `process_madvise` may not populate, and
-            // before 5.14 nothing does; preparing is then best effort.
-            return;
-        }
-        let mut p = Pool::new(0, 256).expect("pool");
-        Arc::get_mut(&mut p.lists).expect("no thread yet").delay = Duration::from_millis(50);
-        let mut held = Vec::new();
-        p.alloc_batch(&mut held, PREP_START - 1).expect("slots");
-        {
-            let g = p.lock();
-            assert_eq!(g.ahead, 0);
-            assert!(
-                g.trimmer == Trimmer::NotStarted,
-                "no thread for a few slots"
-            );
-        }
-        p.alloc_batch(&mut held, 1).expect("slots");
-        assert_eq!(p.lock().ahead, PREP_MIN);
-        wait_for(&p, "prepared", |g| g.ready.len() >= PREP_MIN);
-        let ready = p.lock().ready.clone();
-        for &s in &ready {
-            assert!(resident(p.geo.top_range(s)), "a prepared slot is resident");
-            assert!(!held.contains(&s));
-        }
-        let mut more = Vec::new();
-        p.alloc_batch(&mut more, 10).expect("slots");
-        assert!(
-            more.iter().all(|s| ready.contains(s)),
-            "prepared slots are handed out before new ones"
-        );
-        // No more demand: the prepared ones go back.
-        wait_for(&p, "given back", |g| g.ahead == 0 && g.ready.is_empty());
-        let g = p.lock();
-        for s in ready.iter().filter(|s| !more.contains(s)) {
-            assert!(g.released.contains(s), "listed as released");
-            assert!(!resident(p.geo.top_range(*s)), "given back to the OS");
-        }
-        drop(g);
-        p.free_batch(held.into_iter().chain(more));
         drop(p);
     }
 
