@@ -19,7 +19,13 @@
 //! table maps 2 MiB, so each ≥ 2 MiB stack needs one of its own for its guard
 //! page and one for its top): `pte_bytes_per_proc` reports them.
 //!
-//! `cargo run --release --example spawn -- --workers 1 --procs 1000000 [--stack BYTES]`
+//! `cargo run --release --example spawn -- --workers 1 --procs 1000000 [--stack BYTES] [--threads]`
+//!
+//! `--threads` also prints, after each phase, every thread's CPU time and minor
+//! page faults so far (from `/proc/self/task`): which thread paid for what (the
+//! workers, the stack pool's thread). `--idle SECS` then sleeps that
+//! long with nothing to do and prints the resident memory and the threads again
+//! (what an idle runtime keeps after a burst, and whether its threads sleep).
 //!
 //! The last line is machine-readable:
 //! `bench=spawn workers=N procs=P spawn_ms=S join_ms=J ns_per_spawn=X bytes_per_proc=Y pte_bytes_per_proc=Z`.
@@ -111,6 +117,39 @@ fn pte_bytes() -> usize {
     status_bytes("VmPTE:")
 }
 
+/// Per thread of this OS process: its name, CPU time (user + system, in clock
+/// ticks) and minor page faults so far.
+fn thread_stats() -> Vec<(String, u64, u64)> {
+    let mut v = Vec::new();
+    for t in std::fs::read_dir("/proc/self/task")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+        // The fields after the command (in parentheses): minflt is the 8th,
+        // utime and stime the 12th and 13th.
+        let f: Vec<u64> = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .map(|x| x.parse().unwrap_or(0))
+            .collect();
+        if f.len() > 12 {
+            v.push((comm.trim().to_owned(), f[11] + f[12], f[7]));
+        }
+    }
+    v
+}
+
+fn print_threads(phase: &str) {
+    for (name, ticks, faults) in thread_stats() {
+        println!("threads after {phase}: {name} cpu_ticks={ticks} minflt={faults}");
+    }
+}
+
 fn arg(args: &[String], name: &str, default: usize) -> usize {
     args.iter()
         .position(|a| a == name)
@@ -128,6 +167,8 @@ fn main() {
     let workers = arg(&args, "--workers", hoare::default_workers());
     let procs = arg(&args, "--procs", 100_000).max(1);
     let stack = arg(&args, "--stack", hoare::DEFAULT_STACK_SIZE);
+    let threads = args.iter().any(|a| a == "--threads");
+    let idle = arg(&args, "--idle", 0);
     let rt = hoare::Runtime::builder()
         .workers(workers)
         .stack_size(stack)
@@ -153,6 +194,9 @@ fn main() {
         }
         sh.started.wait();
         let spawn_t = t0.elapsed();
+        if threads {
+            print_threads("spawn");
+        }
 
         let rss1 = rss_bytes();
         let pte1 = pte_bytes();
@@ -161,11 +205,19 @@ fn main() {
         sh.release.open();
         sh.done.wait();
         let join_t = t1.elapsed();
+        if threads {
+            print_threads("join");
+        }
 
         // Outside the clock: resident memory once all have finished (finished
         // processes' stacks beyond the pool's resident cache go back to the OS).
         hoare::yield_now();
         let rss2 = rss_bytes();
+        if idle > 0 {
+            hoare::sleep_for(Duration::from_secs(idle as u64));
+            println!("resident after {idle} s idle: {} B", rss_bytes());
+            print_threads("idle");
+        }
         (spawn_t, join_t, rss0, rss1, rss2, pte0, pte1)
     });
     let ns = (spawn_t + join_t).as_nanos() as f64 / procs as f64;
