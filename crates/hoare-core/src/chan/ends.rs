@@ -168,7 +168,7 @@ impl<T, S: Sharing> Sender<T, S> {
     /// tx.send(42).unwrap();
     /// assert_eq!(t.join().unwrap(), Ok(42));
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
         if is_large::<T>() {
             // The packet built straight into the argument (see `RawChan::send`).
