@@ -61,10 +61,11 @@ pub(crate) struct WorkerLocal {
     streak_start: Cell<u32>,
     max_streak: u32,
     /// Per other worker: its `ticks` (its `drained`) when this worker first saw
-    /// a process in its next slot (a lone task in its queue), and when (see
+    /// a process in its next slot (tasks in its queue), and when (see
     /// `stalled`).
     watch: UnsafeCell<Vec<[Sighting; 2]>>,
-    /// The last search left a lone task on a busy worker alone (sleep lightly).
+    /// The last search left work waiting on a busy worker alone, within its
+    /// `GRACE` (sleep lightly, and look again).
     saw_pending: Cell<bool>,
     /// How long the next light sleep lasts.
     nap: Cell<Duration>,
