@@ -5,9 +5,9 @@
 //! `crates/hoare-runtime/src/check/` and reverted).
 #![cfg(feature = "check")]
 
-mod common_college;
+mod common_nets;
 
-use common_college::{college, seated_college};
+use common_nets::{college, retry, seated_college};
 use hoare::check::{Builder, ReportKind};
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -333,32 +333,6 @@ fn timers_fire_in_order() {
     assert!(s.complete());
 }
 
-/// A client that retries on a timeout while the server's reply is in flight:
-/// the server blocks sending the late reply while the client blocks sending
-/// its retry.
-fn retry_client_server() {
-    let (req_tx, req_rx) = hoare::one2one::<u32>();
-    let (rep_tx, rep_rx) = hoare::one2one::<u32>();
-    let server = hoare::spawn(move || {
-        for r in req_rx.iter() {
-            if rep_tx.send(r).is_err() {
-                break;
-            }
-        }
-    });
-    for i in 0..2 {
-        req_tx.send(i).unwrap();
-        loop {
-            match rep_rx.recv_timeout(Duration::from_millis(100)) {
-                Ok(_) => break,
-                Err(_) => req_tx.send(i).unwrap(), // retry
-            }
-        }
-    }
-    drop(req_tx);
-    server.join().unwrap();
-}
-
 /// Racing time finds the retry-while-the-reply-is-in-flight deadlock, and the
 /// report names both processes; quiescent time cannot see it.
 ///
@@ -370,7 +344,7 @@ fn retry_client_server() {
 fn timeout_race_deadlock_is_found_with_racing_time() {
     let r = Builder::new()
         .exhaustive()
-        .try_run(retry_client_server)
+        .try_run(|| retry(2))
         .unwrap_err();
     assert_eq!(r.kind(), ReportKind::Deadlock, "{r}");
     let text = r.to_string();
@@ -389,7 +363,7 @@ fn timeout_race_deadlock_is_found_with_racing_time() {
     let s = Builder::new()
         .exhaustive()
         .quiescent_time()
-        .run(retry_client_server);
+        .run(|| retry(2));
     assert!(s.complete());
 }
 

@@ -1,9 +1,9 @@
 //! Deadlock detection (SPEC R7): every hang of the issue reports, naming the
 //! processes and what they wait on; healthy programs never do.
 
-mod common_college;
+mod common_nets;
 
-use common_college::seated_college;
+use common_nets::seated_college;
 use hoare::report::{ReportKind, Wait};
 use hoare::{alt, Barrier, Builder, Channel, OnDeadlock, ProcessError, Report, Runtime};
 use std::time::Duration;

@@ -8,10 +8,10 @@
 //!   n = 10 … 10,000: flat when the checker keeps a ready set;
 //! * random and PCT runs on networks of 10,000 processes.
 
-#[path = "../../tests/common_college/mod.rs"]
-mod common_college;
+#[path = "../../tests/common_nets/mod.rs"]
+mod common_nets;
 
-use common_college::college;
+use common_nets::{college, retry};
 use hoare::check::Builder;
 use std::time::{Duration, Instant};
 
@@ -49,28 +49,6 @@ fn ring(n: usize, hops: u32) {
     for h in hs {
         h.join().unwrap();
     }
-}
-
-/// A client that retries on a timeout while the server's reply is in flight
-/// (tests/check.rs: racing time finds it deadlock; quiescent time does not).
-fn retry(rounds: u32) {
-    let (req_tx, req_rx) = hoare::one2one::<u32>();
-    let (rep_tx, rep_rx) = hoare::one2one::<u32>();
-    let server = hoare::spawn(move || {
-        for r in req_rx.iter() {
-            if rep_tx.send(r).is_err() {
-                break;
-            }
-        }
-    });
-    for i in 0..rounds {
-        req_tx.send(i).unwrap();
-        while rep_rx.recv_timeout(Duration::from_millis(100)).is_err() {
-            req_tx.send(i).unwrap();
-        }
-    }
-    drop(req_tx);
-    server.join().unwrap();
 }
 
 /// `idle` processes blocked for good (each on a channel of its own), and a pair

@@ -335,9 +335,7 @@ impl Idle {
     /// sleep deeply only when `others_awake` is false.
     #[inline]
     pub fn notify_weak_once(&self, i: usize) {
-        let due = &self.parkers[i].weak_due;
-        if due.load(Ordering::Relaxed) {
-            due.store(false, Ordering::Relaxed);
+        if first_since_sleep(&self.parkers[i].weak_due) {
             self.notify_weak();
         }
     }
@@ -354,9 +352,7 @@ impl Idle {
     /// sleep deeply only when [`others_awake`](Self::others_awake) is false.
     #[inline]
     pub fn notify_one_once(&self, i: usize) {
-        let due = &self.parkers[i].strong_due;
-        if due.load(Ordering::Relaxed) {
-            due.store(false, Ordering::Relaxed);
+        if first_since_sleep(&self.parkers[i].strong_due) {
             self.notify_one();
         }
     }
@@ -627,4 +623,16 @@ impl Idle {
         }
         self.cancel_sleep(i)
     }
+}
+
+/// Whether this is the first call since `due` was re-armed (by `prepare_sleep`),
+/// disarming it: a relaxed load, and a store only the first time. Only its
+/// worker touches `due` (it arms it going to sleep and reads it while awake).
+#[inline(always)]
+fn first_since_sleep(due: &AtomicBool) -> bool {
+    if due.load(Ordering::Relaxed) {
+        due.store(false, Ordering::Relaxed);
+        return true;
+    }
+    false
 }

@@ -1,8 +1,11 @@
-//! The dining philosophers' college, the network the checker's tests
-//! (tests/check.rs) and figures (benches/programs/check.rs, example
-//! `check_figures`) both explore: one copy, so that the figures are measured
-//! on the network the tests check.
+//! Networks that several test files and the checker's figures
+//! (benches/programs/check.rs, example `check_figures`) all run: the dining
+//! philosophers' college, the seated philosophers' deadlock, the retrying
+//! client. One copy each, so that the figures are measured on the networks the
+//! tests check.
 #![allow(dead_code)]
+
+use std::time::Duration;
 
 /// Dining philosophers: `n` philosophers, `n` forks as processes (a pick-up and
 /// a put-down channel each), `meals` meals each; with `butler`, a butler
@@ -16,11 +19,7 @@ pub fn college(n: usize, meals: usize, butler: bool) {
     let (leave_tx, leave_rx) = hoare::any2one::<()>();
     let mut fs: Vec<hoare::ParFn<()>> = Vec::new();
     for i in 0..n {
-        let left = (forks[i].0 .0.clone(), forks[i].1 .0.clone());
-        let right = (
-            forks[(i + 1) % n].0 .0.clone(),
-            forks[(i + 1) % n].1 .0.clone(),
-        );
+        let (left, right) = seat(&forks, i);
         let (sit, leave) = (sit_tx.clone(), leave_tx.clone());
         fs.push(Box::new(move || {
             for _ in 0..meals {
@@ -79,11 +78,7 @@ pub fn seated_college(n: usize) {
     let (_seats, mut seated) = Barrier::with_enrolled(n);
     let mut fs: Vec<hoare::ParFn<()>> = Vec::new();
     for i in 0..n {
-        let left = (forks[i].0 .0.clone(), forks[i].1 .0.clone());
-        let right = (
-            forks[(i + 1) % n].0 .0.clone(),
-            forks[(i + 1) % n].1 .0.clone(),
-        );
+        let (left, right) = seat(&forks, i);
         let mut seated = seated.pop().expect("an end each");
         fs.push(Box::new(move || {
             left.0.send(()).ok();
@@ -102,4 +97,40 @@ pub fn seated_college(n: usize) {
         }));
     }
     hoare::par(fs);
+}
+
+/// A fork's pick-up and put-down channels, each as (sender, receiver).
+type Fork<S, R> = ((S, R), (S, R));
+/// A philosopher's pick-up and put-down senders of one fork.
+type Hold<S> = (S, S);
+
+/// Philosopher `i`'s ends of its left and right forks (each a pick-up and a
+/// put-down sender), out of every fork's two channels.
+fn seat<S: Clone, R>(forks: &[Fork<S, R>], i: usize) -> (Hold<S>, Hold<S>) {
+    let end = |k: usize| (forks[k].0 .0.clone(), forks[k].1 .0.clone());
+    (end(i), end((i + 1) % forks.len()))
+}
+
+/// A client that retries on a timeout while the server's reply is in flight,
+/// `rounds` requests: the server blocks sending the late reply while the
+/// client blocks sending its retry (racing time finds it deadlock; quiescent
+/// time does not).
+pub fn retry(rounds: u32) {
+    let (req_tx, req_rx) = hoare::one2one::<u32>();
+    let (rep_tx, rep_rx) = hoare::one2one::<u32>();
+    let server = hoare::spawn(move || {
+        for r in req_rx.iter() {
+            if rep_tx.send(r).is_err() {
+                break;
+            }
+        }
+    });
+    for i in 0..rounds {
+        req_tx.send(i).unwrap();
+        while rep_rx.recv_timeout(Duration::from_millis(100)).is_err() {
+            req_tx.send(i).unwrap();
+        }
+    }
+    drop(req_tx);
+    server.join().unwrap();
 }
