@@ -370,7 +370,10 @@ fn healthy_networks_never_report() {
                     after(Duration::from_millis(1)) => {},
                 }
             }
-            other.join().ok();
+            // A timeout leaves `other` with alts nobody will answer: closing
+            // both channels lets those alts fire (with errors) and end.
+            drop((a_rx, b_tx));
+            other.join().unwrap();
             let (_b, ends) = Barrier::with_enrolled(4);
             let hs: Vec<_> = ends
                 .into_iter()
