@@ -55,30 +55,33 @@ pub(crate) struct TimerKey {
 /// A process's header. Lives at the top of its stack slot; owned by whoever holds
 /// the right to run it (a run queue entry, a worker, or the unparker that took it
 /// out of `PARKED`).
+///
+/// In a fixed order (`repr(C)`), by when the fields are used: a hand-off wakes a
+/// process whose header is cold in the caches (a ring of a few hundred processes
+/// visits each one once per round), and the wake (`state`, `shared`, `pin`) and
+/// the resume (`coro`) read the first cache line only; parking again reads the
+/// second. The rest is for spawn, timers, reports and the shutdown sweep. Left to
+/// the compiler, the wake alone read three lines.
+#[repr(C)]
 pub(crate) struct Proc {
+    // First cache line: the wake and the resume.
     pub(crate) state: ProcState,
-    pub(crate) coro: UnsafeCell<MaybeUninit<Coro>>,
-    pub(crate) yielder: Cell<*const Yielder<(), Req>>,
     /// The runtime it belongs to (a `Shared`, read through `Proc::shared`). Untyped
     /// here: the runtime's state is defined above this module, since its queues
     /// hold processes.
     pub(crate) shared: *const (),
-    pub(crate) pool: *const Pool,
-    pub(crate) id: u64,
-    /// Depth in the spawn tree (a process spawned by a process is one deeper). The
-    /// shutdown sweep unwinds deeper processes first, so a scoped child always goes
-    /// before the ancestor whose stack it borrows from.
-    pub(crate) depth: u32,
-    pub(crate) name: Option<Box<str>>,
-    /// Where it was spawned (for reports).
-    pub(crate) site: &'static Location<'static>,
+    pub(crate) coro: UnsafeCell<MaybeUninit<Coro>>,
     /// Worker index it is pinned to, or `PIN_NONE` / `PIN_PENDING`.
     pub(crate) pin: Cell<u32>,
-    /// Set by a timer that fired this process's `park_until`.
-    pub(crate) timed_out: Cell<bool>,
     /// Set while the shutdown sweep unwinds this process: it is cancelled (see
     /// `Park::cancelled`), so none of its operations may suspend it.
     pub(crate) unwinding: Cell<bool>,
+    /// Set by a timer that fired this process's `park_until`.
+    pub(crate) timed_out: Cell<bool>,
+    /// Whether the slot holds a process that has not finished (shutdown sweep).
+    pub(crate) live: Cell<bool>,
+    // Second cache line: running and parking.
+    pub(crate) yielder: Cell<*const Yielder<(), Req>>,
     /// The waiter of the wait the process parked in last (null: a plain sleep).
     /// Valid while it is parked; read by the shutdown sweep (see
     /// `Waiter::is_held`).
@@ -86,18 +89,30 @@ pub(crate) struct Proc {
     /// The stack pointer when it parked last (see `stack_mark`): where a report
     /// starts looking for the ends it holds.
     pub(crate) parked_sp: Cell<usize>,
+    pub(crate) id: u64,
+    /// Where it was spawned (for reports).
+    pub(crate) site: &'static Location<'static>,
+    /// Polls left before a yield (see `BUDGET`); every yield refills it.
+    pub(crate) budget: Cell<u32>,
+    /// Depth in the spawn tree (a process spawned by a process is one deeper). The
+    /// shutdown sweep unwinds deeper processes first, so a scoped child always goes
+    /// before the ancestor whose stack it borrows from.
+    pub(crate) depth: u32,
+    pub(crate) pool: *const Pool,
+    /// Start of the slot (its guard page), for the overflow handler.
+    pub(crate) slot: usize,
+    // Third: the rest.
+    pub(crate) name: Option<Box<str>>,
     /// Heap memory its body owns until it returns (`start..end`; empty: none):
     /// a boxed `par` branch keeps the ends it captured there, not on its stack,
     /// so deadlock reports search it too for the ends the process holds.
     pub(crate) captures: (usize, usize),
-    /// Whether the slot holds a process that has not finished (shutdown sweep).
-    pub(crate) live: Cell<bool>,
     pub(crate) timer: Cell<Option<TimerKey>>,
-    /// Polls left before a yield (see `BUDGET`); every yield refills it.
-    pub(crate) budget: Cell<u32>,
-    /// Start of the slot (its guard page), for the overflow handler.
-    pub(crate) slot: usize,
 }
+
+// The wake and the resume read one cache line (headers are 64-byte aligned, see
+// `stack::colour`): keep what they read in the first 64 bytes.
+const _: () = assert!(std::mem::offset_of!(Proc, yielder) <= 64);
 
 /// Size of the process header reserved at the top of each stack slot.
 pub(crate) const HEADER: usize = std::mem::size_of::<Proc>();

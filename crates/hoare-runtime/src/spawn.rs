@@ -111,8 +111,7 @@ where
         None => proc::fresh_ids(1),
     };
     // SAFETY: pools outlive the runtime's processes.
-    let header_offset = unsafe { (*pool).header_offset() };
-    let hp = (slot + header_offset) as *mut Proc;
+    let hp = unsafe { (*pool).header_at(slot) } as *mut Proc;
     // SAFETY: the slot is ours (just taken from the pool); the header range is
     // inside it, aligned to 64 and unused.
     unsafe {
@@ -142,7 +141,7 @@ where
         );
         let hpu = hp as usize;
         let coro = Coroutine::with_stack_unchecked(
-            SlotStack::new(slot, header_offset),
+            SlotStack::new(slot, hp as usize),
             move |y: &Yielder<(), Req>, ()| {
                 (*(hpu as *const Proc)).yielder.set(y);
                 body();

@@ -45,7 +45,7 @@ pub(crate) fn live_headers(sh: &Shared) -> Vec<*mut Proc> {
         // SAFETY: pools live as long as `sh`.
         let pool = unsafe { &*pool };
         for slot in pool.carved_slots() {
-            let hp = (slot + pool.header_offset()) as *mut Proc;
+            let hp = pool.header_at(slot) as *mut Proc;
             // SAFETY: every carved slot's header was written by a spawn (slots
             // are carved only to be used) or zeroed by MADV_DONTNEED (live=false).
             if unsafe { (*hp).live.get() } {
