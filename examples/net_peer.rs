@@ -9,8 +9,9 @@
 //! string on `to_rust` is the address of the peer's node; it connects to that
 //! node's `to_cpp` (`String`) and `bytes_to_cpp` (`Vec<u8>`), then answers every
 //! later string with it upper-cased on `to_cpp` and every byte vector with it
-//! reversed on `bytes_to_cpp`, until the peer poisons `to_rust`. Then it poisons
-//! its writers and prints `net_peer: ok N strings, M byte vectors`.
+//! reversed on `bytes_to_cpp`, until the peer poisons `to_rust` (and
+//! `bytes_to_rust`). Then it poisons its writers (`to_cpp` last, once both
+//! directions are done) and prints `net_peer: ok N strings, M byte vectors`.
 
 use hoare::net::Node;
 use std::io::Write;
@@ -58,8 +59,12 @@ fn main() {
             }
             n += 1;
         }
-        to_cpp.poison();
+        // The last value on `to_cpp` is this poison, sent once the bytes process
+        // has had its last acknowledgement: the peer drops its node (closing the
+        // connection) only after it sees the poison, and an acknowledgement lost
+        // with the connection would count as a failed send (see `hoare::net`).
         let m = b.join().expect("the bytes process");
+        to_cpp.poison();
         (n, m)
     });
     println!("net_peer: ok {strings} strings, {bytes} byte vectors");

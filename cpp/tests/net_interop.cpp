@@ -93,6 +93,9 @@ int main(int argc, char** argv) {
       to_rust.poison();
       bytes.join();
       // The Rust side poisons its writers once it has seen ours: poison crosses back.
+      // It poisons to_cpp last, once both its processes are done: only then may this
+      // node go (an acknowledgement still on its way would be lost with the
+      // connection, and the Rust send would count as failed).
       try {
         from_rust.recv();
         expect(false, "a value after the last answer");

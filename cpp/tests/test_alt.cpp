@@ -163,9 +163,9 @@ TEST(Alt, TimersInAlts) {
     EXPECT_EQ(tick.next_tick(), first + 6ms);  // advanced once per firing
     auto d = hoare::Date::after(1ms);
     hoare::Alt().recv(rx).timeout(d).select();
-    auto t0 = hoare::Clock::now();
-    hoare::Alt().recv(rx).timeout(d).select();  // stays expired: at once
-    EXPECT_LT(hoare::Clock::now() - t0, 50ms);
+    // Stays expired: chosen at once, before a skip (taken only when nothing else is
+    // ready; deterministic, where a wall-clock bound fails on a loaded machine).
+    EXPECT_EQ(hoare::Alt().recv(rx).timeout(d).skip().select(), 1u);
   });
 }
 

@@ -112,9 +112,15 @@ TEST(Failures, BlockedProcessesAreCancelledAtShutdown) {
     ~Guard() { ++destroyed; }
   };
   hoare::run(hoare::RunOptions{2, 0}, [] {
+    // Each process says it has started: one still queued at shutdown is dropped
+    // unstarted (its body, and so its Guard, never runs), which a sleep alone could
+    // not rule out on a loaded machine.
+    auto [started_tx, started] =
+        hoare::channel<int, hoare::Sharing::any2one>(hoare::Buffer::bounded(3));
     for (int i = 0; i < 3; ++i) {
-      auto h = hoare::spawn([] {
+      auto h = hoare::spawn([started = started_tx]() mutable {
         Guard g;
+        started.send(1);
         try {
           hoare::this_proc::sleep_for(std::chrono::hours(1));
         } catch (const hoare::Cancelled&) {
@@ -124,7 +130,8 @@ TEST(Failures, BlockedProcessesAreCancelledAtShutdown) {
       });
       h.detach();
     }
-    hoare::this_proc::sleep_for(10ms);
+    for (int i = 0; i < 3; ++i) started.recv();
+    hoare::this_proc::sleep_for(10ms);  // most likely asleep by now; cancelled either way
   });
   EXPECT_EQ(destroyed.load(), 3);
   EXPECT_EQ(cancelled.load(), 3);
@@ -141,11 +148,16 @@ TEST(Failures, CancelledWhileBlockedOnAChannel) {
   };
   auto [tx, rx] = hoare::channel<int>();  // tx outlives the runtime: no poison
   hoare::run(hoare::RunOptions{2, 0}, [&rx] {
-    auto keep = hoare::spawn([rx = std::move(rx)]() mutable {
+    // As above: wait until the process has started (not merely a sleep), then give
+    // it time to block in recv (cancelled at shutdown either way).
+    auto [started_tx, started] = hoare::channel<int>(hoare::Buffer::bounded(1));
+    auto keep = hoare::spawn([rx = std::move(rx), started = std::move(started_tx)]() mutable {
       Guard g;
+      started.send(1);
       rx.recv();  // never satisfied
     });
     keep.detach();
+    started.recv();
     hoare::this_proc::sleep_for(10ms);
   });
   tx.poison();

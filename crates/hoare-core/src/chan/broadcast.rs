@@ -1148,7 +1148,8 @@ impl<T: Clone> BroadcastSender<T> {
     /// let (tx, rx) = broadcast::<u32>();
     /// let slow = tx.subscribe(); // never reads
     /// let t = std::thread::spawn(move || rx.recv());
-    /// let r = tx.send_deadline(1, Instant::now() + Duration::from_millis(20));
+    /// // Time for the thread to start and take it, even on a busy machine.
+    /// let r = tx.send_deadline(1, Instant::now() + Duration::from_millis(500));
     /// assert_eq!(r, Err(SendTimeoutError::Timeout(1))); // `slow` never took it
     /// assert_eq!(t.join().unwrap(), Ok(1)); // the first reader did, and keeps it
     /// assert!(slow.try_recv().is_err()); // withdrawn: `slow` skips it

@@ -180,13 +180,16 @@ impl RuntimeBuilder {
     ///         s.lock().unwrap().push(r.to_string())
     ///     })
     ///     .build();
+    /// let reported = || seen.lock().unwrap().iter().any(|r| r.contains("recv on channel 'stuck'"));
     /// rt.run(|| {
     ///     let (tx, rx) = hoare_core::chan::Channel::builder().name("stuck").one2one::<u8>();
     ///     let _h = hoare_runtime::spawn(move || rx.recv());
-    ///     hoare_runtime::sleep_for(Duration::from_millis(200)); // the root goes on
+    ///     while !reported() {
+    ///         hoare_runtime::sleep_for(Duration::from_millis(5)); // the root goes on
+    ///     }
     ///     drop(tx);
     /// });
-    /// assert!(seen.lock().unwrap().iter().any(|r| r.contains("recv on channel 'stuck'")));
+    /// assert!(reported());
     /// ```
     pub fn stall_report_with(
         mut self,
