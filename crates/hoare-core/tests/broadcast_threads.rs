@@ -45,12 +45,14 @@ fn rendezvous_send_waits_for_the_slowest_reader() {
     let taken = Arc::new(AtomicUsize::new(0));
     let t1 = thread::spawn(move || fast.recv());
     let tk = taken.clone();
+    // Taken before the slow reader starts its sleep: a main thread descheduled
+    // after the spawn cannot shorten what it measures.
+    let t0 = Instant::now();
     let t2 = thread::spawn(move || {
         thread::sleep(ms(60));
         tk.store(1, Ordering::SeqCst);
         slow.recv()
     });
-    let t0 = Instant::now();
     tx.send(7).unwrap();
     assert!(
         t0.elapsed() >= ms(50),
@@ -69,13 +71,14 @@ fn buffered_send_waits_for_room_for_all() {
     tx.send(2).unwrap();
     assert_eq!((fast.recv(), fast.recv()), (Ok(1), Ok(2)));
     assert_eq!((tx.len(), fast.len(), slow.len()), (2, 0, 2));
-    // The slow reader is two behind: the third send waits for it.
+    // The slow reader is two behind: the third send waits for it. (`t0` before
+    // the spawn, as above.)
+    let t0 = Instant::now();
     let t = thread::spawn(move || {
         thread::sleep(ms(60));
         let v = slow.recv();
         (v, slow)
     });
-    let t0 = Instant::now();
     tx.send(3).unwrap();
     assert!(t0.elapsed() >= ms(50), "the send did not wait for room");
     let (v, slow) = t.join().unwrap();
@@ -101,7 +104,11 @@ fn a_reader_that_joins_gets_the_values_sent_after() {
         let r = tx.send(5);
         (r, tx)
     });
-    thread::sleep(ms(20)); // the writer waits for `rx`
+    // Until the writer has offered its value (it then waits for `rx`): a
+    // reader that joined before the send would be awaited too.
+    while rx.is_empty() {
+        thread::yield_now();
+    }
     let newcomer = rx.subscribe();
     assert_eq!(rx.recv(), Ok(5)); // the writer completes without the newcomer
     let (r, tx) = w.join().unwrap();
@@ -116,11 +123,12 @@ fn a_reader_that_leaves_is_no_longer_awaited() {
     let (tx, rx) = broadcast::<u64>();
     let quitter = tx.subscribe();
     let t = thread::spawn(move || (rx.recv(), rx));
+    // `t0` before the spawn, as above.
+    let t0 = Instant::now();
     let q = thread::spawn(move || {
         thread::sleep(ms(40));
         drop(quitter); // leaves while the writer waits for it
     });
-    let t0 = Instant::now();
     tx.send(1).unwrap();
     assert!(t0.elapsed() >= ms(30));
     q.join().unwrap();
