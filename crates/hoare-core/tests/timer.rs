@@ -4,6 +4,7 @@
 #![cfg(not(loom))]
 
 use hoare_core::timer::{sleep_for, sleep_until, Date, Egg, Repeat, Timer};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const MS: Duration = Duration::from_millis(1);
@@ -140,16 +141,26 @@ fn plain_instants_and_durations_are_timers() {
 /// Sleeping threads do not block each other.
 #[test]
 fn concurrent_sleeps() {
-    let t0 = Instant::now();
+    // Eight threads, started together at a barrier, sleep 300 ms each. Sleeps
+    // that blocked each other would take up to 8 x 300 ms; each must take less
+    // than 4 x 300 (900 ms of room for a loaded machine to wake a thread late).
+    let go = Arc::new(std::sync::Barrier::new(8));
     let hs: Vec<_> = (0..8)
-        .map(|_| std::thread::spawn(|| Egg::new(50 * MS).sleep()))
+        .map(|_| {
+            let go = go.clone();
+            std::thread::spawn(move || {
+                go.wait();
+                let start = Instant::now();
+                Egg::new(300 * MS).sleep();
+                start.elapsed()
+            })
+        })
         .collect();
     for h in hs {
-        h.join().unwrap();
+        let e = h.join().unwrap();
+        assert!(e >= 300 * MS);
+        assert!(e < 4 * 300 * MS, "sleeps were serialised: {e:?}");
     }
-    let e = t0.elapsed();
-    assert!(e >= 50 * MS);
-    assert!(e < 50 * MS + 400 * MS, "sleeps were serialised: {e:?}");
 }
 
 /// Durations too long to add to an `Instant` are clamped to the far future by
