@@ -195,11 +195,21 @@ fn shutdown_with_parties_blocked_in_sync() {
     let b = Barrier::new();
     let mut keep = b.enroll(); // never arrives: the round cannot complete
     let b2 = b.clone();
+    let started = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     rt(2).run(move || {
         for mut end in b2.enroll_many(10) {
-            let _detached = hoare::spawn(move || end.sync());
+            let started = started.clone();
+            let _detached = hoare::spawn(move || {
+                started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                end.sync();
+            });
         }
-        // Let them block, then return without joining them.
+        // Let them all start and block in `sync` (a wait for the count, not
+        // a guess of how long a loaded machine takes to start them), then
+        // return without joining them.
+        while started.load(std::sync::atomic::Ordering::SeqCst) < 10 {
+            hoare::sleep_for(std::time::Duration::from_millis(1));
+        }
         hoare::sleep_for(std::time::Duration::from_millis(20));
     });
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| keep.sync()));
