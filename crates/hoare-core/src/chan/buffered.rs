@@ -60,7 +60,7 @@ pub(super) fn try_send<T>(
 /// holds the claim on), which is full.
 #[inline]
 unsafe fn put<T>(b: Buffer, g: &mut State<T>, from: *const Packet<T>) {
-    if let Some(r) = g.receivers.claim() {
+    if let Some(r) = g.receivers().claim() {
         // A receiver waits only while the buffer is empty: hand it over directly.
         // SAFETY: we hold the claim on `r`; `from` per our contract.
         unsafe {
@@ -125,7 +125,7 @@ pub(super) fn try_recv<T>(
 /// waiting receivers) while there is room.
 pub(super) fn refill<T>(b: Buffer, g: &mut State<T>) {
     while has_room(b, g) {
-        let Some(s) = g.senders.claim() else { break };
+        let Some(s) = g.senders().claim() else { break };
         // SAFETY: we hold the claim on `s`; a sender registers a full packet,
         // which moves straight into the buffer (bounded only: the others never
         // block senders, so nothing is exchanged) before we finish it.

@@ -4,7 +4,6 @@
 //! back on every way out.
 
 use super::error::{RecvFail, Refuse, SendFail};
-use super::factory::Buffer;
 use super::packet::{is_large, Handback, Packet};
 use super::raw::{RawChan, Reason, Side};
 use super::rendezvous;
@@ -67,7 +66,7 @@ impl<T> Drop for ExtEnd<'_, T> {
             // SAFETY: the writer waits on this private waiter (see
             // `rendezvous::deliver`) until we wake it; nobody else knows it.
             unsafe { Waiter::try_wake(&(*self.writer).waiter, 0, false) };
-        } else if self.chan.buffer != Buffer::Rendezvous {
+        } else if !self.chan.is_rendezvous() {
             self.chan.release();
         }
     }
@@ -125,7 +124,7 @@ impl<T> RawChan<T> {
             (Wait::Until(Some(_)), true) => (OpKind::TimedSend, Access::Other),
             (Wait::Until(Some(_)), false) => (OpKind::TimedRecv, Access::Other),
         };
-        let access = if self.buffer == Buffer::Rendezvous {
+        let access = if self.is_rendezvous() {
             access
         } else {
             Access::Other
@@ -483,7 +482,7 @@ impl<T> RawChan<T> {
         value: T,
         fail: impl FnOnce(SendFail, T) -> E,
     ) -> Result<(), E> {
-        if is_large::<T>() || self.buffer != Buffer::Rendezvous {
+        if is_large::<T>() || !self.is_rendezvous() {
             return self.send(Packet::with_value(value), Wait::Until(None), fail);
         }
         crate::check_step!(|| self.step_op(true, Wait::Until(None)));
@@ -562,7 +561,7 @@ impl<T> RawChan<T> {
     /// waiting are [`recv_wait`](Self::recv_wait), out of line.
     #[inline(always)]
     pub(crate) fn recv_blocking<E>(&self, fail: impl FnOnce(RecvFail) -> E) -> Result<T, E> {
-        if is_large::<T>() || self.buffer != Buffer::Rendezvous {
+        if is_large::<T>() || !self.is_rendezvous() {
             return self.recv(Wait::Until(None), fail);
         }
         crate::check_step!(|| self.step_op(false, Wait::Until(None)));

@@ -10,7 +10,7 @@
 use super::buffered;
 use super::factory::Buffer;
 use super::select::SelectLock;
-use super::waitq::WaitQueue;
+use super::waitq::{Entry, WaitQueue};
 use crate::sync::{AtomicBool, AtomicUsize, Ordering, SpinLock};
 use crate::wait::{ObjInfo, Object};
 use std::collections::VecDeque;
@@ -18,7 +18,22 @@ use std::collections::VecDeque;
 /// The shared state of one channel, whatever its buffering. Its ends hold it by
 /// `Arc`; [`Sender::raw`](super::Sender::raw) and
 /// [`Receiver::raw`](super::Receiver::raw) hand it to the guards of an alt.
+///
+/// Laid out for a rendezvous (`repr(C)`, cache-line aligned): its first cache
+/// line holds the lock word, whether the channel is a rendezvous (the lock's
+/// tag) and the start of [`State`], with everything a plain rendezvous send or
+/// receive reads, so a hand-off between processes whose channels have left the
+/// cache misses one line per channel, not three (ring 503 per hop: see
+/// BENCHMARKS.md, "A channel's first cache line").
+///
+/// Not aligned under loom, where the lock is a loom mutex and the layout means
+/// nothing: over-aligned allocations came back in an address order that varied
+/// between the executions of one model, and alts lock channels in address order,
+/// so loom saw a model that was not deterministic.
+#[cfg_attr(not(loom), repr(C, align(64)))]
+#[cfg_attr(loom, repr(C))]
 pub struct RawChan<T> {
+    /// Tagged [`RENDEZVOUS`] when `buffer` is `Rendezvous`.
     state: SpinLock<State<T>>,
     /// The buffering (`Bounded(0)` is stored as `Rendezvous`).
     pub(crate) buffer: Buffer,
@@ -30,13 +45,24 @@ pub struct RawChan<T> {
     pub(crate) info: ObjInfo,
 }
 
+/// The tag of a rendezvous channel's lock (see [`SpinLock::tag`]).
+const RENDEZVOUS: u8 = 1;
+
 /// What one channel's lock guards: the same for every buffering.
+///
+/// `repr(C)`: the fields a plain rendezvous reads come first, so that they share
+/// the lock word's cache line (checked below). Each side's [`WaitQueue`] is
+/// kept in three fields: its lone entry and whether it has more (first line),
+/// and the deque of the rest.
+#[repr(C)]
 pub(crate) struct State<T> {
-    /// Senders waiting for a receiver (rendezvous) or for room (bounded).
-    pub(crate) senders: WaitQueue<T>,
-    /// Receivers waiting for a value (only while the buffer is empty).
-    pub(crate) receivers: WaitQueue<T>,
+    senders_one: Entry<T>,
+    receivers_one: Entry<T>,
     pub(crate) poisoned: bool,
+    senders_more: bool,
+    receivers_more: bool,
+    senders_many: VecDeque<Entry<T>>,
+    receivers_many: VecDeque<Entry<T>>,
     /// Why the channel was poisoned, if whoever poisoned it said so (the first
     /// reason given while poisoning stays).
     pub(crate) reason: Option<Reason>,
@@ -45,6 +71,38 @@ pub(crate) struct State<T> {
     /// Items taken by extended readers whose closures have not returned: on a
     /// bounded channel they keep their places in the buffer until then.
     pub(crate) reserved: usize,
+}
+
+// The lock word (a `SpinLock` starts with it and its tag, then the value at the
+// value's alignment, 8) and everything up to the flags fit in the first 64 bytes.
+#[cfg(not(loom))]
+const _: () = assert!(8 + std::mem::offset_of!(State<u64>, senders_many) <= 64);
+
+// SAFETY: the raw pointers in the entries are only dereferenced under the contract of
+// `super::waitq` (the owner stays in its wait, or the channel's lock is held),
+// whichever thread holds the state.
+unsafe impl<T: Send> Send for State<T> {}
+
+impl<T> State<T> {
+    /// Senders waiting for a receiver (rendezvous) or for room (bounded).
+    #[inline(always)]
+    pub(crate) fn senders(&mut self) -> WaitQueue<'_, T> {
+        WaitQueue::new(
+            &mut self.senders_one,
+            &mut self.senders_more,
+            &mut self.senders_many,
+        )
+    }
+
+    /// Receivers waiting for a value (only while the buffer is empty).
+    #[inline(always)]
+    pub(crate) fn receivers(&mut self) -> WaitQueue<'_, T> {
+        WaitQueue::new(
+            &mut self.receivers_one,
+            &mut self.receivers_more,
+            &mut self.receivers_many,
+        )
+    }
 }
 
 /// Why a channel was poisoned (see [`Sender::poison_with`](super::Sender::poison_with)).
@@ -81,14 +139,25 @@ impl<T> RawChan<T> {
             b => b,
         };
         Self {
-            state: SpinLock::new(State {
-                senders: WaitQueue::new(),
-                receivers: WaitQueue::new(),
-                poisoned: false,
-                reason: None,
-                items: VecDeque::new(),
-                reserved: 0,
-            }),
+            state: SpinLock::with_tag(
+                State {
+                    senders_one: Entry::NONE,
+                    receivers_one: Entry::NONE,
+                    poisoned: false,
+                    senders_more: false,
+                    receivers_more: false,
+                    senders_many: VecDeque::new(),
+                    receivers_many: VecDeque::new(),
+                    reason: None,
+                    items: VecDeque::new(),
+                    reserved: 0,
+                },
+                if buffer == Buffer::Rendezvous {
+                    RENDEZVOUS
+                } else {
+                    0
+                },
+            ),
             buffer,
             poisoned: AtomicBool::new(false),
             senders: AtomicUsize::new(1),
@@ -105,6 +174,13 @@ impl<T> RawChan<T> {
     /// This channel as a report names it.
     pub fn object(&self) -> Object {
         self.info.object("channel", self.addr())
+    }
+
+    /// Whether this is a rendezvous channel (`buffer` is `Rendezvous`), read from
+    /// the lock word's cache line.
+    #[inline(always)]
+    pub(crate) fn is_rendezvous(&self) -> bool {
+        self.state.tag() == RENDEZVOUS
     }
 
     /// Locks this channel (see [`super::select`]).
@@ -147,8 +223,8 @@ impl<T> RawChan<T> {
         } else {
             VecDeque::new()
         };
-        g.senders.poison_all();
-        g.receivers.poison_all();
+        g.senders().poison_all();
+        g.receivers().poison_all();
         drop(g);
         drop(discarded);
     }

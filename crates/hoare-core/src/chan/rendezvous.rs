@@ -19,7 +19,7 @@ use std::ptr;
 /// Under the lock (not poisoned): claims a waiting receiver for a send.
 #[inline(always)]
 pub(super) fn try_send<T>(g: &mut State<T>) -> Selected<Deal<T>> {
-    match g.receivers.claim() {
+    match g.receivers().claim() {
         Some(r) => Selected::Ready(Deal::Partner(r)),
         None => Selected::NotReady,
     }
@@ -31,7 +31,7 @@ pub(super) fn try_recv<T>(g: &mut State<T>) -> Selected<Deal<T>> {
     if g.poisoned {
         return Selected::Poisoned;
     }
-    match g.senders.claim() {
+    match g.senders().claim() {
         Some(s) => Selected::Ready(Deal::Partner(s)),
         None => Selected::NotReady,
     }

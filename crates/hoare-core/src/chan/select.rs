@@ -106,9 +106,10 @@ impl<'a, T> SelectLock<'a, T> {
         if self.g.poisoned {
             return Selected::Poisoned;
         }
-        match self.chan.buffer {
-            Buffer::Rendezvous => rendezvous::try_send(&mut self.g),
-            b => buffered::try_send(b, &mut self.g, packet),
+        if self.chan.is_rendezvous() {
+            rendezvous::try_send(&mut self.g)
+        } else {
+            buffered::try_send(self.chan.buffer, &mut self.g, packet)
         }
     }
 
@@ -118,9 +119,10 @@ impl<'a, T> SelectLock<'a, T> {
     /// its own packet (finish with [`complete_recv`]).
     #[inline(always)]
     pub(crate) fn try_recv(&mut self, extended: bool, packet: &mut Packet<T>) -> Selected<Deal<T>> {
-        match self.chan.buffer {
-            Buffer::Rendezvous => rendezvous::try_recv(&mut self.g),
-            b => buffered::try_recv(b, &mut self.g, extended, packet),
+        if self.chan.is_rendezvous() {
+            rendezvous::try_recv(&mut self.g)
+        } else {
+            buffered::try_recv(self.chan.buffer, &mut self.g, extended, packet)
         }
     }
 
@@ -138,11 +140,12 @@ impl<'a, T> SelectLock<'a, T> {
     pub(crate) fn claim_partner(&mut self, me: Side) -> (*const Waiter, *const Packet<T>) {
         debug_assert_eq!(self.chan.buffer, Buffer::Rendezvous);
         let g = &mut *self.g;
-        let q = match me {
-            Side::Writer => &mut g.receivers,
-            Side::Reader => &mut g.senders,
+        let poisoned = g.poisoned;
+        let mut q = match me {
+            Side::Writer => g.receivers(),
+            Side::Reader => g.senders(),
         };
-        debug_assert!(!g.poisoned || q.is_empty());
+        debug_assert!(!poisoned || q.is_empty());
         q.claim_plain()
     }
 
@@ -170,7 +173,7 @@ impl<'a, T> SelectLock<'a, T> {
     /// under this same lock.
     #[inline]
     pub(crate) unsafe fn register_send(&mut self, entry: Entry<T>) {
-        self.g.senders.push(entry);
+        self.g.senders().push(entry);
     }
 
     /// Registers a waiting receiver; its packet must be empty.
@@ -179,7 +182,7 @@ impl<'a, T> SelectLock<'a, T> {
     /// As [`register_send`](Self::register_send).
     #[inline]
     pub(crate) unsafe fn register_recv(&mut self, entry: Entry<T>) {
-        self.g.receivers.push(entry);
+        self.g.receivers().push(entry);
     }
 
     /// Registers a plain blocking operation's exclusive entry (no deadline, token
@@ -201,8 +204,8 @@ impl<'a, T> SelectLock<'a, T> {
         debug_assert!(!self.g.poisoned);
         let g = &mut *self.g;
         match me {
-            Side::Writer => g.senders.push_exclusive(waiter, packet),
-            Side::Reader => g.receivers.push_exclusive(waiter, packet),
+            Side::Writer => g.senders().push_exclusive(waiter, packet),
+            Side::Reader => g.receivers().push_exclusive(waiter, packet),
         }
     }
 
@@ -210,7 +213,7 @@ impl<'a, T> SelectLock<'a, T> {
     /// one.
     #[inline]
     pub(crate) fn unregister(&mut self, waiter: *const Waiter) -> bool {
-        self.g.senders.remove(waiter) | self.g.receivers.remove(waiter)
+        self.g.senders().remove(waiter) | self.g.receivers().remove(waiter)
     }
 }
 

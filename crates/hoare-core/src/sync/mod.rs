@@ -203,12 +203,18 @@ pub(crate) fn on_thread_exit(_f: fn()) {}
 /// Under loom a channel's short lock is a loom mutex, so loom sees every
 /// acquisition (the spin lock of a normal build would make loom explore its spins).
 #[cfg(loom)]
-pub(crate) struct SpinLock<T>(Mutex<T>);
+pub(crate) struct SpinLock<T>(Mutex<T>, u8);
 
 #[cfg(loom)]
 impl<T> SpinLock<T> {
     pub(crate) fn new(value: T) -> Self {
-        Self(Mutex::new(value))
+        Self::with_tag(value, 0)
+    }
+    pub(crate) fn with_tag(value: T, tag: u8) -> Self {
+        Self(Mutex::new(value), tag)
+    }
+    pub(crate) fn tag(&self) -> u8 {
+        self.1
     }
     pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
         lock(&self.0)

@@ -12,9 +12,17 @@ use std::cell::UnsafeCell;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// A test-and-test-and-set spin lock over a `T`.
+/// A test-and-test-and-set spin lock over a `T`, with a byte beside the lock
+/// word fixed when the lock is made (its [`tag`](Self::tag)).
+///
+/// `repr(C)`: the lock word first, then the tag, then the value, so whoever lays
+/// out a value knows what shares the lock word's cache line.
+#[repr(C)]
 pub(crate) struct SpinLock<T> {
     locked: AtomicBool,
+    /// Never written after `with_tag`: readable without the lock. It fills
+    /// padding the value's alignment leaves anyway.
+    tag: u8,
     value: UnsafeCell<T>,
 }
 
@@ -30,10 +38,24 @@ pub(crate) struct SpinGuard<'a, T> {
 
 impl<T> SpinLock<T> {
     pub(crate) const fn new(value: T) -> Self {
+        Self::with_tag(value, 0)
+    }
+
+    /// A lock over `value` whose [`tag`](Self::tag) is `tag`.
+    pub(crate) const fn with_tag(value: T, tag: u8) -> Self {
         Self {
             locked: AtomicBool::new(false),
+            tag,
             value: UnsafeCell::new(value),
         }
+    }
+
+    /// The byte given to [`with_tag`](Self::with_tag) (0 for `new`), read
+    /// without the lock: it lies in the lock word's cache line, which taking
+    /// the lock reads next.
+    #[inline(always)]
+    pub(crate) fn tag(&self) -> u8 {
+        self.tag
     }
 
     #[inline]
