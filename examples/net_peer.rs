@@ -61,8 +61,9 @@ fn main() {
         }
         // The last value on `to_cpp` is this poison, sent once the bytes process
         // has had its last acknowledgement: the peer drops its node (closing the
-        // connection) only after it sees the poison, and an acknowledgement lost
-        // with the connection would count as a failed send (see `hoare::net`).
+        // connection) only after it sees the poison. (A dropped node writes the
+        // acknowledgements it owes first; this order also keeps a send from
+        // failing on a peer that exits without dropping its node.)
         let m = b.join().expect("the bytes process");
         to_cpp.poison();
         (n, m)

@@ -93,9 +93,9 @@ int main(int argc, char** argv) {
       to_rust.poison();
       bytes.join();
       // The Rust side poisons its writers once it has seen ours: poison crosses back.
-      // It poisons to_cpp last, once both its processes are done: only then may this
-      // node go (an acknowledgement still on its way would be lost with the
-      // connection, and the Rust send would count as failed).
+      // It poisons to_cpp last, once both its processes are done: this node goes
+      // after that (destroying it writes the acknowledgements it owes first, so this
+      // order is no longer needed for them, but the test checks the poison).
       try {
         from_rust.recv();
         expect(false, "a value after the last answer");

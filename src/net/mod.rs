@@ -43,9 +43,16 @@
 //! ([`frame`]) are at most 64 KiB and values at most the node's limit, and a
 //! malformed frame closes its connection.
 //!
-//! A value whose acknowledgement was lost with the connection is handed back
-//! although the remote reader may have taken it (no protocol can tell): a
-//! writer that sends it again may deliver it twice.
+//! Dropping a [`Node`] closes its connections gracefully: each first writes
+//! what it owes its peer (the acknowledgement of a value a reader here took,
+//! poison), and a value a writer here has in flight is withdrawn (the remote
+//! node answers whether its reader took it: then the `send` succeeds, else the
+//! value is handed back and never delivered), for at most
+//! [`NodeBuilder::close_timeout`]. A connection that is *lost* (the peer
+//! killed, the network cut, a peer that does not answer within that bound) can
+//! still take an acknowledgement with it: that value is handed back although
+//! the remote reader may have taken it (no protocol can tell), so a writer that
+//! sends it again may deliver it twice.
 //!
 //! TLS (feature `tls`, rustls): see `NodeBuilder::tls`. C++ ends (strings and
 //! bytes): `cpp/include/hoare/net.hpp`.
@@ -82,7 +89,10 @@ pub fn authenticate<S: std::io::Read + std::io::Write>(
 }
 
 pub use names::{serve_names, MAX_NAME, MAX_NAMES, SERVICE};
-pub use node::{Accepted, Node, NodeBuilder, DEFAULT_MAX_CONNECTION_MEMORY, DEFAULT_MAX_MESSAGE};
+pub use node::{
+    Accepted, Node, NodeBuilder, DEFAULT_CLOSE_TIMEOUT, DEFAULT_MAX_CONNECTION_MEMORY,
+    DEFAULT_MAX_MESSAGE,
+};
 /// The TLS library of [`NodeBuilder::tls`] (feature `tls`), for its configurations.
 #[cfg(feature = "tls")]
 pub use rustls;

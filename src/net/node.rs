@@ -20,6 +20,14 @@
 //! back, which poisons the writing end (a `send` then fails and hands its value
 //! back). A lost connection poisons every channel it carried.
 //!
+//! Dropping the node closes each connection gracefully (`Conn::start_shut`,
+//! `Conn::finish_shut`): every channel is poisoned, each proxy writes what it
+//! owes and ends (a reader proxy the `ACK` of a value its reader took, then a
+//! `POISON`; a writer proxy with a value in flight a `POISON` that withdraws
+//! it, and waits for the answer: `ACK` if the remote reader took it, `POISON`
+//! if not), and the connection is shut once every proxy has ended (each holds
+//! a [`Busy`] token) or at the node's close timeout.
+//!
 //! All channels between two nodes share one TCP connection (opened by the
 //! first `connect` to that node), multiplexed by channel ids (seed 002 §5.4.3);
 //! values are cut into fragments, and each fragment is written on its own, so a
@@ -40,7 +48,7 @@ use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The default largest value (encoded) a node accepts: 16 MiB.
 pub const DEFAULT_MAX_MESSAGE: usize = 16 << 20;
@@ -50,6 +58,9 @@ const MAX_CHANNELS: usize = 1 << 16;
 const MAX_NAME: usize = 1024;
 /// How long a peer may take to authenticate.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default bound on how long dropping a node waits for its connections to
+/// finish the frames they owe (see [`NodeBuilder::close_timeout`]).
+pub const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What an `OPEN` asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +91,10 @@ enum Ctl {
     /// The remote reader poisoned the channel (why, if it said).
     Poison(String),
     Lost,
+    /// The node is closing the connection: poison the remote channel with
+    /// this reason (which withdraws a value in flight unless it was taken)
+    /// and wait for the answer.
+    Closing(String),
 }
 
 /// What the connection's reader gives a reader proxy.
@@ -87,7 +102,16 @@ enum In {
     Data(Vec<u8>),
     /// The remote writer poisoned the channel: why.
     Poison(Reason),
+    /// The node is closing the connection: poison the remote writer with this
+    /// reason, and end.
+    Close(String),
 }
+
+/// Held by each process that may still write a frame the peer is owed (a
+/// proxy, for its whole life; a process sending a decided frame): a graceful
+/// close (`Conn::finish_shut`) waits until every one is dropped. A clone of the
+/// connection's `busy` sender: the channel is poisoned when the last goes.
+type Busy = Sender<(), Any>;
 
 /// One channel end of a connection, by its id at this node.
 enum Endpoint {
@@ -127,12 +151,18 @@ struct Conn {
     held: AtomicUsize,
     /// The most it may hold; a peer that sends more is cut off.
     max_held: usize,
+    /// Where [`Busy`] tokens come from; `None` once the connection is closing
+    /// (taken under the `endpoints` lock, so no endpoint is added after).
+    busy: Mutex<Option<Busy>>,
+    /// Fails once every `Busy` is gone (nothing is ever sent on it).
+    idle: Receiver<(), Any>,
 }
 
 impl Conn {
     fn new(stream: Transport, node: &Arc<NodeInner>, peer: SocketAddr) -> Arc<Conn> {
         let wlock = Channel::builder().bounded(1).any2any::<()>();
         wlock.0.send(()).expect("a fresh channel");
+        let (busy, idle) = Channel::builder().any2any::<()>();
         Arc::new(Conn {
             stream,
             wlock,
@@ -144,7 +174,15 @@ impl Conn {
             peer,
             held: AtomicUsize::new(0),
             max_held: node.max_held,
+            busy: Mutex::new(Some(busy)),
+            idle,
         })
+    }
+
+    /// A token that makes a graceful close wait for its holder, unless the
+    /// connection is closing already.
+    fn busy(&self) -> Option<Busy> {
+        lock(&self.busy).clone()
     }
 
     fn lost_error(&self) -> io::Error {
@@ -199,8 +237,12 @@ impl Conn {
         Ok(())
     }
 
-    fn add(&self, e: Endpoint) -> io::Result<u32> {
+    /// Adds an endpoint, with the token its proxy holds for its life.
+    fn add(&self, e: Endpoint) -> io::Result<(u32, Busy)> {
         let mut eps = lock(&self.endpoints);
+        let Some(busy) = self.busy() else {
+            return Err(self.lost_error());
+        };
         if eps.len() >= MAX_CHANNELS {
             return Err(protocol("too many channels on one connection"));
         }
@@ -209,7 +251,55 @@ impl Conn {
             return Err(protocol("channel ids exhausted on this connection"));
         }
         eps.insert(id, e);
-        Ok(id)
+        Ok((id, busy))
+    }
+
+    /// Starts a graceful close (dropping the node): no new channel or value
+    /// starts, every channel is poisoned with the reason (`why`, as a lost
+    /// connection's), and each proxy finishes what it owes the peer (the
+    /// acknowledgement of a value its reader took, a poison, the answer to a
+    /// value in flight) and ends; [`finish_shut`](Self::finish_shut) waits for
+    /// that. `to_peer` is the reason the peer's channels are poisoned with.
+    fn start_shut(&self, why: &str, to_peer: &str) {
+        if self.dead.load(Ordering::Acquire) {
+            return;
+        }
+        let eps = lock(&self.endpoints);
+        if lock(&self.busy).take().is_none() {
+            return; // closing already
+        }
+        *lock(&self.why) = Some(why.to_owned());
+        let reason: Reason = self.lost_error().to_string().into();
+        for e in eps.values() {
+            match e {
+                Endpoint::Writer { ctl, poison } => {
+                    // A value in flight stays in its `send` until the peer
+                    // answers (its reader took it: the send succeeds).
+                    let _ = ctl.try_send(Ctl::Closing(to_peer.to_owned()));
+                    poison(reason.clone());
+                }
+                Endpoint::Reader { inbox, poison, .. } => {
+                    // A proxy whose `send` a reader took acknowledges first.
+                    let _ = inbox.try_send(In::Close(to_peer.to_owned()));
+                    poison(reason.clone());
+                }
+                Endpoint::Closed { .. } => {}
+            }
+        }
+    }
+
+    /// Waits (until `deadline`) for the proxies started by
+    /// [`start_shut`](Self::start_shut) to end, then closes the connection.
+    fn finish_shut(&self, deadline: Option<Instant>) {
+        // Err(Poisoned) once every token is gone, Err(Timeout) at the bound
+        // (a peer that stopped reading or answering); at once in a process
+        // the runtime is cancelling.
+        let _ = match deadline {
+            Some(d) => self.idle.recv_deadline(d),
+            None => self.idle.recv().map_err(Into::into),
+        };
+        let why = lock(&self.why).clone().unwrap_or_default();
+        self.close(&why);
     }
 
     /// Closes the connection (once): poisons every channel it carries, with the
@@ -219,6 +309,8 @@ impl Conn {
             return;
         }
         *lock(&self.why) = Some(why.to_owned());
+        // No new proxy: a graceful close waits only for those still running.
+        drop(lock(&self.busy).take());
         self.stream.shutdown();
         // Recorded before the channels are poisoned: a party that sees the
         // poison finds the reason in `Node::connection_error` too.
@@ -372,8 +464,10 @@ impl Conn {
     /// write token: the writer may be waiting for the reader).
     fn spawn_send(self: &Arc<Conn>, f: Frame) {
         let c = self.clone();
+        let busy = self.busy();
         drop(hoare_runtime::spawn(move || {
             let _ = c.send(&[f]);
+            drop(busy);
         }));
     }
 
@@ -465,7 +559,7 @@ impl Conn {
         let (inbox, rx) = Channel::builder().unbounded().any2one::<In>();
         let tx = Arc::new(tx);
         let tx2 = tx.clone();
-        let id = self.add(Endpoint::Reader {
+        let (id, busy) = self.add(Endpoint::Reader {
             peer,
             inbox,
             poison: Box::new(move |r| tx2.poison_with(r)),
@@ -473,7 +567,10 @@ impl Conn {
             pending: false,
         })?;
         let c = self.clone();
-        drop(hoare_runtime::spawn(move || c.reader_proxy(id, rx, &tx)));
+        drop(hoare_runtime::spawn(move || {
+            c.reader_proxy(id, rx, &tx);
+            drop(busy);
+        }));
         Ok(id)
     }
 
@@ -490,6 +587,21 @@ impl Conn {
             }
         }
         self.held.fetch_sub(n, Ordering::Relaxed);
+    }
+
+    /// Ends the reading endpoint `id` from this side: poisons the remote writer
+    /// with `why`, and answers any more of its data with poison.
+    fn end_reader(&self, id: u32, inbox: &Receiver<In, One>, why: Option<&str>) {
+        if self.dead.load(Ordering::Acquire) {
+            return;
+        }
+        let p = match lock(&self.endpoints).get(&id) {
+            Some(Endpoint::Reader { peer, .. }) => *peer,
+            _ => 0,
+        };
+        let old = lock(&self.endpoints).insert(id, Endpoint::Closed { peer: p });
+        self.unhold(old, inbox);
+        let _ = self.send(&[poison_frame(p, why)]);
     }
 
     fn reader_proxy<T, S>(&self, id: u32, inbox: Receiver<In, One>, tx: &Sender<T, S>)
@@ -533,17 +645,17 @@ impl Conn {
                             // Poisoned by the reader (or the connection): tell the
                             // writer (with the reason), keep answering its data
                             // with poison.
-                            let p = peer(self);
-                            if !self.dead.load(Ordering::Acquire) {
-                                let old =
-                                    lock(&self.endpoints).insert(id, Endpoint::Closed { peer: p });
-                                self.unhold(old, &inbox);
-                                let why = tx.poison_reason();
-                                let _ = self.send(&[poison_frame(p, why.as_deref())]);
-                            }
+                            let why = tx.poison_reason();
+                            self.end_reader(id, &inbox, why.as_deref());
                             return;
                         }
                     }
+                }
+                Ok(In::Close(why)) => {
+                    // The node is closing: any value it had was acknowledged
+                    // above; a value still coming is answered with poison.
+                    self.end_reader(id, &inbox, Some(&why));
+                    return;
                 }
                 Ok(In::Poison(why)) => {
                     tx.poison_with(why);
@@ -574,7 +686,7 @@ impl Conn {
     {
         let (ctl, ctl_rx) = Channel::builder().unbounded().any2one::<Ctl>();
         let rx2 = rx.clone();
-        let id = self.add(Endpoint::Writer {
+        let (id, busy) = self.add(Endpoint::Writer {
             ctl,
             poison: Box::new(move |r| rx2.poison_with(r)),
         })?;
@@ -586,6 +698,7 @@ impl Conn {
                 rx,
                 ctl: ctl_rx,
                 max_message,
+                _busy: busy,
             },
         ))
     }
@@ -598,6 +711,8 @@ struct WriterStart<T> {
     rx: Receiver<T, Any>,
     ctl: Receiver<Ctl, One>,
     max_message: usize,
+    /// Held until the proxy ends (see [`Busy`]).
+    _busy: Busy,
 }
 
 impl<T: Serialize + Send + 'static> WriterStart<T> {
@@ -609,7 +724,7 @@ impl<T: Serialize + Send + 'static> WriterStart<T> {
                 io::ErrorKind::NotFound,
                 format!("hoare: {} refused the channel: {msg}", self.conn.peer),
             )),
-            Ok(Ctl::Lost) | Err(_) => Err(self.conn.lost_error()),
+            Ok(Ctl::Lost | Ctl::Closing(_)) | Err(_) => Err(self.conn.lost_error()),
             Ok(_) => Err(protocol("an unexpected answer to OPEN")),
         }
     }
@@ -625,6 +740,8 @@ impl<T: Serialize + Send + 'static> WriterStart<T> {
     /// be sent (over the node's limit: before anything is written), the remote
     /// reader poisoned the channel, or the connection was lost before the
     /// acknowledgement. So every value is either acknowledged or handed back.
+    /// When the node closes, a value in flight is withdrawn with a `POISON`,
+    /// and the remote proxy's answer decides.
     fn proxy(self, peer: u32) {
         enum Stop {
             /// This side cannot send the value: tell the remote reader.
@@ -635,6 +752,9 @@ impl<T: Serialize + Send + 'static> WriterStart<T> {
         let conn = &self.conn;
         let max = self.max_message;
         let mut stop = None;
+        // The node is closing and the remote channel was poisoned (no second
+        // `POISON`).
+        let mut told = false;
         loop {
             let r = self.rx.recv_or_refuse(|v: T| {
                 let bytes = match postcard::to_stdvec(&v) {
@@ -662,7 +782,15 @@ impl<T: Serialize + Send + 'static> WriterStart<T> {
                     stop = Some(Stop::Remote);
                     return Err(Refuse::new(v, e.to_string()));
                 }
-                match self.ctl.recv() {
+                let mut answer = self.ctl.recv();
+                while let Ok(Ctl::Closing(why)) = &answer {
+                    // Withdraw the value: the remote proxy answers `ACK` if its
+                    // reader took it, else `POISON`.
+                    told = true;
+                    let _ = conn.send(&[poison_frame(peer, Some(why))]);
+                    answer = self.ctl.recv();
+                }
+                match answer {
                     Ok(Ctl::Ack) => Ok(()),
                     Ok(Ctl::Poison(why)) => {
                         stop = Some(Stop::Remote);
@@ -686,11 +814,16 @@ impl<T: Serialize + Send + 'static> WriterStart<T> {
                 Err(RecvError::Poisoned) => {
                     // The writers poisoned (or all dropped) their end, or the
                     // remote side did (then its poison or the loss is in `ctl`).
-                    let remote = matches!(self.ctl.try_recv(), Ok(Ctl::Poison(_) | Ctl::Lost))
-                        || conn.dead.load(Ordering::Acquire);
-                    if !remote {
-                        let why = self.rx.poison_reason();
-                        let _ = conn.send(&[poison_frame(peer, why.as_deref())]);
+                    match self.ctl.try_recv() {
+                        Ok(Ctl::Poison(_) | Ctl::Lost) => {}
+                        _ if told || conn.dead.load(Ordering::Acquire) => {}
+                        Ok(Ctl::Closing(why)) => {
+                            let _ = conn.send(&[poison_frame(peer, Some(&why))]);
+                        }
+                        _ => {
+                            let why = self.rx.poison_reason();
+                            let _ = conn.send(&[poison_frame(peer, why.as_deref())]);
+                        }
                     }
                     break;
                 }
@@ -754,8 +887,11 @@ struct NodeInner {
     conns: Mutex<HashMap<SocketAddr, Arc<Conn>>>,
     /// Why the last connection with each peer ended.
     lost: Mutex<HashMap<SocketAddr, String>>,
-    /// Every connection (accepted or opened), to close them with the node.
-    all: Mutex<Vec<Weak<Conn>>>,
+    /// Every connection (accepted or opened), to close them with the node;
+    /// `None` once the node is closing.
+    all: Mutex<Option<Vec<Weak<Conn>>>>,
+    /// How long dropping the node waits for its connections' owed frames.
+    close_timeout: Duration,
     stop: Sender<(), Any>,
     /// The channel pairs of this node's name registrations, kept open while
     /// the names should stay registered (see `names`).
@@ -766,6 +902,15 @@ struct NodeInner {
 }
 
 impl NodeInner {
+    /// Adds a connection to those the node closes when it is dropped, or
+    /// closes it if that has begun (a connection accepted meanwhile).
+    fn track(&self, c: &Arc<Conn>) {
+        match &mut *lock(&self.all) {
+            Some(all) => all.push(Arc::downgrade(c)),
+            None => c.close("the node was closed"),
+        }
+    }
+
     /// Secures (TLS, if the node requires it) and authenticates a connection
     /// this node opened to `addr`, named `host` in the URL (a DNS name or an IP
     /// address: what the peer's certificate must be valid for).
@@ -809,6 +954,7 @@ pub const DEFAULT_MAX_CONNECTION_MEMORY: usize = 64 << 20;
 pub struct NodeBuilder {
     max_message: usize,
     max_connection_memory: usize,
+    close_timeout: Duration,
     #[cfg(feature = "tls")]
     tls: Option<Tls>,
 }
@@ -843,6 +989,25 @@ impl NodeBuilder {
     /// ```
     pub fn max_connection_memory(mut self, bytes: usize) -> Self {
         self.max_connection_memory = bytes;
+        self
+    }
+
+    /// How long dropping the node may wait for its connections to write what
+    /// they owe their peers before it closes them (default
+    /// [`DEFAULT_CLOSE_TIMEOUT`], 5 s): the acknowledgements of values its
+    /// readers took, and the answers to values its writers have in flight.
+    /// A live peer answers within a round trip (plus the time a reader's
+    /// `recv_with` closure takes); the bound is for a peer that stopped
+    /// reading or answering, whose connection is then cut as before (see
+    /// [`Node`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let b = hoare::net::Node::builder().close_timeout(Duration::from_secs(1));
+    /// # let _ = b;
+    /// ```
+    pub fn close_timeout(mut self, timeout: Duration) -> Self {
+        self.close_timeout = timeout;
         self
     }
 
@@ -913,7 +1078,8 @@ impl NodeBuilder {
             published: Mutex::new(HashMap::new()),
             conns: Mutex::new(HashMap::new()),
             lost: Mutex::new(HashMap::new()),
-            all: Mutex::new(Vec::new()),
+            all: Mutex::new(Some(Vec::new())),
+            close_timeout: self.close_timeout,
             stop,
             registrations: Mutex::new(Vec::new()),
             #[cfg(feature = "tls")]
@@ -936,7 +1102,18 @@ pub type Accepted<Req, Rep> = (Receiver<Req, One>, Sender<Rep, Any>);
 ///
 /// Peers authenticate with a shared secret before any channel traffic (see
 /// [`Node::bind`]). Dropping the node stops accepting connections and closes
-/// every connection it has, which poisons their channels.
+/// every connection it has, which poisons their channels, gracefully: no value
+/// that a reader here took is reported failed at its remote writer, and a value
+/// a writer here has in flight is withdrawn (its `send` succeeds if the remote
+/// reader took it, and hands it back otherwise). The drop waits for the frames
+/// that says, at most [`NodeBuilder::close_timeout`] (default 5 s; a live peer
+/// answers within a round trip, or a reader's `recv_with` closure): past it, a
+/// peer that stopped reading or answering is cut off as a lost connection.
+/// The wait parks the dropping process (not its worker) and blocks a plain
+/// thread; in a process the runtime cancels at shutdown, or after the runtime
+/// ended, nothing is left to wait for. (Dropping the node inside a `recv_with`
+/// closure on one of its own channels waits the whole bound, since that value's
+/// acknowledgement waits for the closure, and then loses the acknowledgement.)
 ///
 /// ```
 /// use hoare::net::Node;
@@ -1003,6 +1180,7 @@ impl Node {
         NodeBuilder {
             max_message: DEFAULT_MAX_MESSAGE,
             max_connection_memory: DEFAULT_MAX_CONNECTION_MEMORY,
+            close_timeout: DEFAULT_CLOSE_TIMEOUT,
             #[cfg(feature = "tls")]
             tls: None,
         }
@@ -1150,7 +1328,7 @@ impl Node {
         let c = Conn::new(s, &self.inner, addr);
         conns.insert(addr, c.clone());
         drop(conns);
-        lock(&self.inner.all).push(Arc::downgrade(&c));
+        self.inner.track(&c);
         let (c2, max) = (c.clone(), self.inner.max_message);
         drop(hoare_runtime::spawn(move || c2.read_loop(max)));
         Ok(c)
@@ -1270,11 +1448,24 @@ impl Node {
 }
 
 impl Drop for Node {
+    /// Stops accepting connections and closes every connection, gracefully:
+    /// each first writes what it owes its peer (see [`Node`]), for at most
+    /// the node's close timeout.
     fn drop(&mut self) {
         let _ = self.inner.stop.try_send(());
-        let all: Vec<_> = lock(&self.inner.all).drain(..).collect();
-        for c in all.into_iter().filter_map(|c| c.upgrade()) {
-            c.close("the node was closed");
+        let all = lock(&self.inner.all).take().unwrap_or_default();
+        let conns: Vec<Arc<Conn>> = all.into_iter().filter_map(|c| c.upgrade()).collect();
+        let to_peer = format!(
+            "hoare: connection lost: the node at {} was closed",
+            self.inner.addr
+        );
+        // All connections flush at once; one deadline for them all.
+        for c in &conns {
+            c.start_shut("the node was closed", &to_peer);
+        }
+        let deadline = Instant::now().checked_add(self.inner.close_timeout);
+        for c in &conns {
+            c.finish_shut(deadline);
         }
         lock(&self.inner.published).clear();
         lock(&self.inner.registrations).clear();
@@ -1338,7 +1529,7 @@ fn accept_loop(l: super::TcpListener, node: Weak<NodeInner>, stop: Receiver<(), 
                 return; // dropped: closed
             };
             let c = Conn::new(s, &n, peer);
-            lock(&n.all).push(Arc::downgrade(&c));
+            n.track(&c);
             let max = n.max_message;
             drop(n);
             c.read_loop(max);

@@ -15,7 +15,10 @@
 //
 // A send returns once the remote reader has taken the value; poison crosses in
 // both directions; a lost connection poisons every channel it carried
-// (lost_connections() says why). Nodes authenticate each other with a shared
+// (lost_connections() says why). Destroying a Node closes its connections after
+// writing what they owe (acknowledgements of values its readers took; a value
+// its writers have in flight is withdrawn or acknowledged), waiting at most 5 s
+// (the Rust NodeBuilder::close_timeout). Nodes authenticate each other with a shared
 // secret before any traffic. Every call is made from a process (hoare::run,
 // hoare::Runtime::spawn, ...); failures throw hoare::Error.
 //
