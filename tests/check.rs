@@ -369,34 +369,24 @@ fn timeout_race_deadlock_is_found_with_racing_time() {
 
 /// Replaying a report's schedule reproduces the identical report (from the
 /// same call: the report names the root by the line that calls `try_run`),
-/// but for its wait-for cycle line.
+/// its wait-for cycle line included.
 ///
 /// Fails when the replay takes the first enabled choice instead of the
-/// schedule's (`Replay::choose` ignores `s`).
-///
-/// The cycle is left out: it comes from a conservative scan of the blocked
-/// processes' stacks for the ends they hold (`detect::holds`), which counts a
-/// stale word or a pointer just in front of an object as a held end, so the
-/// same schedule may show another cycle from run to run (seen under load:
-/// `process 1 → … → process 2 → … → process 1` once, `root → … → process 3 →
-/// … → root` on replay, in 4 of 30 runs of this test alone).
+/// schedule's (`Replay::choose` ignores `s`). Failed now and then (1 in 40
+/// runs of this binary at load) when the scan for held ends (`detect::holds`)
+/// also counted a word 64 bytes in front of a channel as an end of it: which
+/// allocation lies there depends on the heap, not on the schedule, so the
+/// replay found other holders and another cycle.
 #[test]
 fn replay_reproduces_the_identical_report() {
     let check = |b: Builder| b.try_run(|| college(5, 1, false)).unwrap_err();
     let r = check(Builder::new().random(1000).seed(3));
     let again = check(Builder::new().replay(r.schedule()));
-    let without_cycle = |r: &hoare::check::Report| {
-        let text: Vec<String> = r
-            .to_string()
-            .lines()
-            .filter(|l| !l.trim_start().starts_with("wait-for cycle:"))
-            .map(str::to_owned)
-            .collect();
-        (r.kind(), r.schedule().to_owned(), text)
-    };
-    assert_eq!(without_cycle(&r), without_cycle(&again));
+    assert_eq!(
+        (r.kind(), r.schedule(), r.to_string()),
+        (again.kind(), again.schedule(), again.to_string())
+    );
     assert!(r.to_string().contains("wait-for cycle:"), "{r}");
-    assert!(again.to_string().contains("wait-for cycle:"), "{again}");
 }
 
 /// A network that chooses by something outside hoare (here a counter that

@@ -525,7 +525,7 @@ impl BarrierEnd {
             let inner = unsafe { &*(inner as *const Inner) };
             let (arrived, enrolled) = inner.counts();
             Wait::Barrier {
-                barrier: inner.info.object("barrier", inner as *const Inner as usize),
+                barrier: inner.info.object_in_arc("barrier", inner),
                 arrived,
                 enrolled,
             }

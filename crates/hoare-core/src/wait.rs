@@ -83,8 +83,20 @@ impl ObjInfo {
     }
 
     /// The description of this object in a report; `key` tells objects apart (an
-    /// address).
+    /// address). An end of it holds it in an `Arc` of a type aligned to at most
+    /// two words (see [`Object::arc_offset`]); [`ObjInfo::object_in_arc`] says
+    /// which type.
     pub fn object(&self, kind: &'static str, key: usize) -> Object {
+        self.described(kind, key, arc_offset::<usize>())
+    }
+
+    /// The description of `obj`, an object that the ends of it hold in an
+    /// `Arc<T>` (a channel's or barrier's shared state): its key is its address.
+    pub fn object_in_arc<T>(&self, kind: &'static str, obj: &T) -> Object {
+        self.described(kind, obj as *const T as usize, arc_offset::<T>())
+    }
+
+    fn described(&self, kind: &'static str, key: usize, arc_offset: usize) -> Object {
         Object {
             key,
             kind,
@@ -92,8 +104,18 @@ impl ObjInfo {
             name: self.name,
             site: self.site,
             outside: self.outside,
+            arc_offset,
         }
     }
+}
+
+/// How far in front of a `T` in an `Arc<T>` the `Arc`'s pointer points: at the
+/// two counts that come first, padded to `T`'s alignment (`std`'s `ArcInner` is
+/// `repr(C)`; the unit test `arc_offsets_match_std` checks it).
+pub const fn arc_offset<T>() -> usize {
+    let counts = 2 * std::mem::size_of::<usize>();
+    let align = std::mem::align_of::<T>();
+    counts.div_ceil(align) * align
 }
 
 /// A `&'static str` equal to `name`, allocated once per distinct name (names are
@@ -127,9 +149,22 @@ pub struct Object {
     pub site: &'static Location<'static>,
     /// Whether it was made outside every process.
     pub outside: bool,
+    /// How far in front of `key` an end's pointer to it points (see
+    /// [`Object::arc_offset`]).
+    arc_offset: usize,
 }
 
 impl Object {
+    /// How far in front of `key` an end of this object points: its ends hold it
+    /// in an `Arc`, whose pointer is to the counts in front of it. A deadlock
+    /// report finds the ends a blocked process holds by looking for exactly
+    /// `key - arc_offset` (or `key`, a reference) among its words: a word at any
+    /// other distance in front of the object (a pointer to the allocation before
+    /// it) is no end, and would make the report depend on the heap's layout.
+    pub fn arc_offset(&self) -> usize {
+        self.arc_offset
+    }
+
     /// A short name for cycles: `fork1`, or `channel@src/main.rs:7`.
     pub fn short(&self) -> String {
         match self.name {
@@ -344,6 +379,39 @@ impl WaitOn {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fails if `arc_offset` is not where `std`'s `Arc` keeps its value (the
+    /// deadlock report would then find no end of the object at all).
+    #[test]
+    fn arc_offsets_match_std() {
+        fn check<T>(v: T) {
+            let a = std::sync::Arc::new(v);
+            assert_eq!(
+                std::mem::size_of::<std::sync::Arc<T>>(),
+                std::mem::size_of::<usize>()
+            );
+            // SAFETY: an `Arc<T>` of a sized `T` is one pointer (asserted above);
+            // reading it as a `usize` copies its bits.
+            let ptr: usize = unsafe { std::mem::transmute_copy(&a) };
+            let value = std::sync::Arc::as_ptr(&a) as usize;
+            assert_eq!(
+                value - ptr,
+                arc_offset::<T>(),
+                "{}",
+                std::any::type_name::<T>()
+            );
+        }
+        #[repr(align(64))]
+        struct A64;
+        #[repr(align(128))]
+        struct A128;
+        check(1u8);
+        check(1u64);
+        check(1u128);
+        check(A64);
+        check(A128);
+        assert_eq!(arc_offset::<A128>(), 128);
+    }
 
     #[test]
     fn objects_are_named_or_located() {

@@ -342,24 +342,29 @@ fn scan_range(proc: &Proc, w: *const Waiter) -> [(usize, usize); 2] {
 
 /// Fills in, for each blocked process, the objects of the report it keeps an end
 /// of on its stack: the words of the range `scan_range` gives (from a little
-/// below where it parked to its header, the top) that point at an object or just
-/// before it (an end is an `Arc`, which points at the reference counts in front
-/// of the object). For the wait-for cycle only: a false match could at worst
-/// show a wrong cycle, never cause a report.
+/// below where it parked to its header, the top) that point at an object (a
+/// reference) or exactly where an end of it points (an end is an `Arc`, which
+/// points at the counts in front of the object: `Object::arc_offset`). For the
+/// wait-for cycle only: a false match could at worst show a wrong cycle, never
+/// cause a report.
+///
+/// Only those two addresses per object: a word elsewhere in front of an object
+/// (a pointer to the allocation before it, or into the allocator's header of
+/// its own) is no end, and since where the allocator puts what depends on more
+/// than the program (other threads, earlier allocations), matching it made a
+/// replayed checker report show another cycle.
 pub(crate) fn holds(blocked: &mut [Blocked], stacks: &[[(usize, usize); 2]]) {
-    /// How far in front of an object an `Arc` to it may point (its counts, and
-    /// alignment padding up to a barrier's 128-byte groups).
-    const ARC_HEADER: usize = 128;
-    let mut keys: Vec<usize> = blocked
+    // (address an end or reference holds, the object's key), sorted by address.
+    let mut targets: Vec<(usize, usize)> = blocked
         .iter()
-        .flat_map(|b| b.wait.objects().into_iter().map(|o| o.key))
+        .flat_map(|b| b.wait.objects())
+        .flat_map(|o| [(o.key, o.key), (o.key.wrapping_sub(o.arc_offset()), o.key)])
         .collect();
-    keys.sort_unstable();
-    keys.dedup();
-    if keys.is_empty() {
+    targets.sort_unstable();
+    targets.dedup();
+    let (Some(&(lo, _)), Some(&(hi, _))) = (targets.first(), targets.last()) else {
         return;
-    }
-    let (lo, hi) = (keys[0] - ARC_HEADER.min(keys[0]), keys[keys.len() - 1]);
+    };
     for (b, ranges) in blocked.iter_mut().zip(stacks) {
         let mut found = Vec::new();
         for &(from, to) in ranges {
@@ -371,9 +376,9 @@ pub(crate) fn holds(blocked: &mut [Blocked], stacks: &[[(usize, usize); 2]]) {
                 // `Proc::captures`; it has not returned: it is parked).
                 let word = unsafe { std::ptr::read_volatile(a as *const usize) };
                 if (lo..=hi).contains(&word) {
-                    let i = keys.partition_point(|&k| k < word);
-                    if let Some(&k) = keys.get(i) {
-                        if k - word <= ARC_HEADER && !found.contains(&k) {
+                    let i = targets.partition_point(|&(t, _)| t < word);
+                    for &(_, k) in targets[i..].iter().take_while(|&&(t, _)| t == word) {
+                        if !found.contains(&k) {
                             found.push(k);
                         }
                     }
@@ -486,5 +491,49 @@ pub(crate) struct RootDone(pub(crate) Arc<Shared>);
 impl Drop for RootDone {
     fn drop(&mut self) {
         self.0.gate.finish_root();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hoare_core::wait::ObjInfo;
+
+    fn waiting_on(id: u64, obj: &[u64; 8]) -> Blocked {
+        let chan = ObjInfo::here(None).object_in_arc("channel", obj);
+        Blocked {
+            id,
+            name: None,
+            site: None,
+            kind: "process",
+            wait: Wait::Chan { op: "send", chan },
+            holds: Vec::new(),
+        }
+    }
+
+    /// An end of an object is a word that points exactly where an `Arc` of it
+    /// points, or at it; a pointer a little further in front of it is another
+    /// allocation's. Fails if `holds` takes any word up to some distance in front
+    /// of an object for an end (what made a replayed checker report differ).
+    #[test]
+    fn only_exact_arc_pointers_and_references_are_ends() {
+        let objs = [[0u64; 8]; 2];
+        let key = |i: usize| &objs[i] as *const [u64; 8] as usize;
+        let off = hoare_core::wait::arc_offset::<[u64; 8]>();
+        // Process 0's memory: an Arc of object 1, and words 32, 64 and 128
+        // bytes in front of object 0 (the allocator's header of its Arc's
+        // allocation, an allocation before it). Process 1's: a reference to
+        // object 0.
+        assert_eq!(off, 16);
+        let mem0 = [key(1) - off, key(0) - 32, key(0) - 64, key(0) - 128];
+        let mem1 = [0usize, key(0)];
+        let range = |m: &[usize]| (m.as_ptr() as usize, m.as_ptr() as usize + size_of_val(m));
+        let mut blocked = [waiting_on(0, &objs[0]), waiting_on(1, &objs[1])];
+        holds(
+            &mut blocked,
+            &[[range(&mem0), (0, 0)], [range(&mem1), (0, 0)]],
+        );
+        assert_eq!(blocked[0].holds, vec![key(1)]);
+        assert_eq!(blocked[1].holds, vec![key(0)]);
     }
 }

@@ -492,8 +492,7 @@ impl<T> RawBroadcast<T> {
 
     /// This channel as a report names it.
     pub fn object(&self) -> crate::wait::Object {
-        self.info
-            .object("broadcast channel", self as *const Self as usize)
+        self.info.object_in_arc("broadcast channel", self)
     }
 
     /// The wait record of a party blocked on this channel (`send`: its writer).

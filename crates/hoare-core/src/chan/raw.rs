@@ -173,7 +173,7 @@ impl<T> RawChan<T> {
 
     /// This channel as a report names it.
     pub fn object(&self) -> Object {
-        self.info.object("channel", self.addr())
+        self.info.object_in_arc("channel", self)
     }
 
     /// Whether this is a rendezvous channel (`buffer` is `Rendezvous`), read from

@@ -39,6 +39,28 @@ pub(crate) enum Susp {
 
 type Coro = Coroutine<(), Susp, (), DefaultStack>;
 
+/// Clears a cached stack before a process of this execution gets it. The
+/// report's scan for the ends a blocked process holds reads stale words too
+/// (see `stack_mark`), and a pointer an earlier execution left there could
+/// match an object of this one (the allocator reuses addresses): the same
+/// schedule then reported other holders and another wait-for cycle on replay.
+/// With every stack cleared, what the scan finds depends on the schedule alone.
+fn scrub(s: &DefaultStack) {
+    use corosensei::stack::Stack;
+    let (lo, hi) = (s.limit().get(), s.base().get());
+    // SAFETY: `[limit, base)` is this stack's own writable mapping, and no
+    // coroutine runs on it (it is in the cache, owned by the caller). Linux:
+    // private anonymous pages read as zeros after `MADV_DONTNEED` (only those
+    // touched again cost anything); elsewhere they are zeroed by hand.
+    unsafe {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        if libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_DONTNEED) == 0 {
+            return;
+        }
+        std::ptr::write_bytes(lo as *mut u8, 0, hi - lo);
+    }
+}
+
 /// Where a process is, between steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PState {
@@ -782,7 +804,10 @@ impl Exec {
             // SAFETY: the stack cache outlives every execution.
             let mut st = unsafe { (*self.stacks).borrow_mut() };
             match st.pop() {
-                Some(s) => s,
+                Some(s) => {
+                    scrub(&s);
+                    s
+                }
                 None => {
                     DefaultStack::new(self.stack_size).expect("hoare::check: no memory for a stack")
                 }
