@@ -7,9 +7,22 @@
 //! asserted (the sleeps only make the old races likely).
 #![cfg(feature = "net")]
 
+use hoare::chan::{Any, One, Receiver, Sender};
 use hoare::net::Node;
 use hoare::Runtime;
 use std::time::Duration;
+
+/// A server node publishing `in` and a client node connected to it: (server,
+/// its reading end, client, its writing end).
+fn linked() -> (Node, Receiver<u64, One>, Node, Sender<u64, Any>) {
+    let server = Node::bind("127.0.0.1:0", b"s").unwrap();
+    let rx = server.publish::<u64>("in").unwrap();
+    let client = Node::bind("127.0.0.1:0", b"s").unwrap();
+    let tx = client
+        .connect::<u64>(&format!("{}/in", server.local_addr()))
+        .unwrap();
+    (server, rx, client, tx)
+}
 
 /// How the reading node is dropped.
 #[derive(Clone, Copy, Debug)]
@@ -52,12 +65,7 @@ fn dropping_the_reading_node_after_a_recv_acknowledges_the_value() {
                 let failed = Runtime::builder().workers(workers).build().run(move || {
                     let mut failed = 0;
                     for i in 0..ROUNDS {
-                        let server = Node::bind("127.0.0.1:0", b"s").unwrap();
-                        let rx = server.publish::<u64>("in").unwrap();
-                        let client = Node::bind("127.0.0.1:0", b"s").unwrap();
-                        let tx = client
-                            .connect::<u64>(&format!("{}/in", server.local_addr()))
-                            .unwrap();
+                        let (server, rx, _client, tx) = linked();
                         let w = hoare::spawn(move || tx.send(i).map_err(|e| e.into_inner()));
                         let v = match take {
                             Take::Recv => rx.recv().unwrap(),
@@ -153,12 +161,7 @@ fn dropping_the_writing_node_waits_for_a_value_the_reader_has() {
     let failed = Runtime::builder().workers(2).build().run(|| {
         let mut failed = Vec::new();
         for i in 0..ROUNDS {
-            let server = Node::bind("127.0.0.1:0", b"s").unwrap();
-            let rx = server.publish::<u64>("in").unwrap();
-            let client = Node::bind("127.0.0.1:0", b"s").unwrap();
-            let tx = client
-                .connect::<u64>(&format!("{}/in", server.local_addr()))
-                .unwrap();
+            let (server, rx, client, tx) = linked();
             let (started_tx, started) = hoare::Channel::builder().one2one::<()>();
             let r = hoare::spawn(move || {
                 rx.recv_with(|v| {
