@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 ///
 /// Laid out for a rendezvous (`repr(C)`, cache-line aligned): its first cache
 /// line holds the lock word, whether the channel is a rendezvous (the lock's
-/// tag) and the start of [`State`], with everything a plain rendezvous send or
+/// tag) and the start of its locked state, with everything a plain rendezvous send or
 /// receive reads, so a hand-off between processes whose channels have left the
 /// cache misses one line per channel, not three (ring 503 per hop: see
 /// BENCHMARKS.md, "A channel's first cache line").
