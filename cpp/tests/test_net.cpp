@@ -4,7 +4,12 @@
 #include <gtest/gtest.h>
 #include <hoare/net.hpp>
 
+#include <atomic>
+#include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <future>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -226,5 +231,67 @@ TEST(Net, LostConnectionPoisons) {
     auto lost = server.lost_connections();
     ASSERT_EQ(lost.size(), 1u);
     EXPECT_FALSE(lost[0].why.empty());
+  });
+}
+
+// The close timeout bounds the destruction of a node whose peer stopped answering:
+// the peer is a node in a one-worker runtime of its own whose only worker we block,
+// so it never answers the withdrawal of the value our writer has in flight. With a
+// 100 ms close timeout the destruction returns in well under the 5 s default (the
+// bound, 2.5 s, is wide for a loaded machine); bound without one it takes the 5 s
+// (checked: a bridge that ignores the option fails this test).
+TEST(Net, CloseTimeoutBoundsTheDestructionOfANodeWhosePeerIsStuck) {
+  hoare::Runtime peer_rt(hoare::RunOptions{1, 256 * 1024});
+  std::promise<std::string> in_url;
+  std::atomic<bool> stall{false}, stalled{false};
+  std::promise<void> release;
+  auto released = release.get_future();
+  auto peer = peer_rt.spawn([&] {
+    auto node = hoare::net::Node::bind("127.0.0.1:0", kSecret);
+    auto rx = node.publish<std::string>("in");
+    in_url.set_value(url(node, "in"));
+    while (!stall.load()) hoare::this_proc::sleep_for(1ms);
+    stalled = true;
+    released.wait();  // blocks the runtime's only worker: its node answers nothing
+  });
+  auto u = in_url.get_future().get();
+  std::chrono::steady_clock::duration took{};
+  in_runtime([&] {
+    std::optional<hoare::net::Node> node(hoare::net::Node::bind("127.0.0.1:0", kSecret, 0, 100ms));
+    auto tx = node->connect<std::string>(u);
+    stall = true;
+    while (!stalled.load()) hoare::this_proc::sleep_for(1ms);
+    auto w = hoare::spawn([&tx] {
+      rust::String v("stuck");
+      try {
+        tx.send(std::move(v));
+        return std::string("sent");
+      } catch (const hoare::Poisoned&) {
+        return std::string(v);  // handed back
+      }
+    });
+    // The value is in flight by then (as in tests/net_close.rs); were it not, the
+    // writer's proxy would refuse it unsent and the test could not fail, not flake.
+    hoare::this_proc::sleep_for(200ms);
+    auto t0 = std::chrono::steady_clock::now();
+    node.reset();
+    took = std::chrono::steady_clock::now() - t0;
+    release.set_value();
+    EXPECT_EQ(w.join(), "stuck");  // cut before an answer: the send handed it back
+  });
+  peer.join();
+  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(took).count(), 2500);
+}
+
+// A negative close timeout is refused; hours::max() (no bound) and zero are not.
+TEST(Net, CloseTimeoutBadInput) {
+  in_runtime([] {
+    EXPECT_THROW(hoare::net::Node::bind("127.0.0.1:0", kSecret, 0, -1ms), hoare::Error);
+    EXPECT_THROW(hoare::net::Node::bind("127.0.0.1:0", kSecret, 0,
+                                        std::chrono::duration<double>(std::nan(""))),
+                 hoare::Error);
+    hoare::net::Node::bind("127.0.0.1:0", kSecret, 0, std::chrono::hours::max());
+    hoare::net::Node::bind("127.0.0.1:0", kSecret, 0, 0s);
+    EXPECT_EQ(hoare::net::Node::default_close_timeout(), 5s);
   });
 }

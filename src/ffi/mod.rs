@@ -117,8 +117,9 @@ use chan::{
 };
 use check::{check_fail, check_run};
 use net::{
-    net_accept, net_accepter_next, net_bind, net_connect, net_connect_pair, net_local_addr,
-    net_lost, net_publish, net_register, net_resolve, net_serve_names,
+    net_accept, net_accepter_next, net_bind, net_connect, net_connect_pair,
+    net_default_close_timeout_ns, net_local_addr, net_lost, net_publish, net_register, net_resolve,
+    net_serve_names,
 };
 use par::par_run;
 use process::{
@@ -525,8 +526,16 @@ mod bridge {
         type NetNode;
         /// An accepter published on a node (`hoare::net::Accepter`).
         type NetAccepter;
-        /// `max_message` 0: the default limit.
-        fn net_bind(addr: &str, secret: &[u8], max_message: usize) -> Result<Box<NetNode>>;
+        /// `max_message` 0: the default limit; `close_timeout_ns` `u64::MAX`:
+        /// no bound (`Duration::MAX`).
+        fn net_bind(
+            addr: &str,
+            secret: &[u8],
+            max_message: usize,
+            close_timeout_ns: u64,
+        ) -> Result<Box<NetNode>>;
+        /// `DEFAULT_CLOSE_TIMEOUT` in nanoseconds.
+        fn net_default_close_timeout_ns() -> u64;
         fn net_local_addr(n: &NetNode) -> String;
         fn net_publish(n: &NetNode, name: &str, elem: Elem) -> Result<Box<ChanRx>>;
         /// `service` not empty: `url` is a name to resolve through that name service.

@@ -10,8 +10,9 @@ use super::chan::{ChanRx, ChanTx};
 use super::guard;
 use super::rust_side::NativeElem;
 use crate::chan::{One, Receiver};
-use crate::net::{Accepted, Node};
+use crate::net::{Accepted, Node, DEFAULT_CLOSE_TIMEOUT};
 use serde::{de::DeserializeOwned, Serialize};
+use std::time::Duration;
 
 /// A network node as C++ holds it (`hoare::net::Node`).
 pub struct NetNode(Node);
@@ -43,16 +44,33 @@ pub(super) fn net_bind(
     addr: &str,
     secret: &[u8],
     max_message: usize,
+    close_timeout_ns: u64,
 ) -> Result<Box<NetNode>, String> {
     guard(|| {
         backend::need_runtime()?;
-        let n = if max_message == 0 {
-            Node::bind(addr, secret)
-        } else {
-            Node::bind_with(addr, secret, max_message)
-        };
-        n.map(|n| Box::new(NetNode(n))).map_err(io_err)
+        let mut b = Node::builder().close_timeout(close_timeout(close_timeout_ns));
+        if max_message != 0 {
+            b = b.max_message(max_message);
+        }
+        b.bind(addr, secret)
+            .map(|n| Box::new(NetNode(n)))
+            .map_err(io_err)
     })
+}
+
+/// The close timeout C++ asked for: `u64::MAX` nanoseconds is what C++ saturates
+/// a duration too long for 64-bit nanoseconds (`hours::max()`) to, i.e. no
+/// bound, as `Duration::MAX` is in Rust (negative ones C++ refuses).
+fn close_timeout(ns: u64) -> Duration {
+    if ns == u64::MAX {
+        Duration::MAX
+    } else {
+        Duration::from_nanos(ns)
+    }
+}
+
+pub(super) fn net_default_close_timeout_ns() -> u64 {
+    u64::try_from(DEFAULT_CLOSE_TIMEOUT.as_nanos()).unwrap_or(u64::MAX)
 }
 
 pub(super) fn net_local_addr(n: &NetNode) -> String {

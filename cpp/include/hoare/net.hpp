@@ -17,10 +17,12 @@
 // both directions; a lost connection poisons every channel it carried
 // (lost_connections() says why). Destroying a Node closes its connections after
 // writing what they owe (acknowledgements of values its readers took; a value
-// its writers have in flight is withdrawn or acknowledged), waiting at most 5 s
-// (the Rust NodeBuilder::close_timeout). Nodes authenticate each other with a shared
-// secret before any traffic. Every call is made from a process (hoare::run,
-// hoare::Runtime::spawn, ...); failures throw hoare::Error.
+// its writers have in flight is withdrawn or acknowledged), waiting at most its
+// close timeout (Node::bind's `close_timeout`, default 5 s: the Rust
+// NodeBuilder::close_timeout) for a peer that stopped answering. Nodes
+// authenticate each other with a shared secret before any traffic. Every call is
+// made from a process (hoare::run, hoare::Runtime::spawn, ...); failures throw
+// hoare::Error.
 //
 //   hoare::run([] {
 //     auto node = hoare::net::Node::bind("127.0.0.1:0", "secret");
@@ -30,6 +32,7 @@
 //   });
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -120,9 +123,25 @@ class Node {
   // that know `secret`. `max_message`: the largest encoded value it accepts (0:
   // the default, 16 MiB).
   static Node bind(const std::string& addr, std::string_view secret, std::size_t max_message = 0) {
-    rust::Slice<const std::uint8_t> s(reinterpret_cast<const std::uint8_t*>(secret.data()),
-                                      secret.size());
-    return Node(hoare::detail::bridge_call([&] { return ffi::net_bind(addr, s, max_message); }));
+    return bind_ns(addr, secret, max_message, ffi::net_default_close_timeout_ns());
+  }
+  // bind() with a close timeout: how long destroying the node may wait for its
+  // connections to write what they owe their peers before it cuts them (default
+  // default_close_timeout(), 5 s). A live peer answers within a round trip; the
+  // bound is for one that stopped reading or answering. A duration too long for
+  // 64-bit nanoseconds (hours::max()) means no bound; a negative one throws
+  // hoare::Error.
+  template <class Rep, class Period>
+  static Node bind(const std::string& addr, std::string_view secret, std::size_t max_message,
+                   std::chrono::duration<Rep, Period> close_timeout) {
+    if (!(close_timeout.count() >= Rep{0})) {  // NaN too
+      throw Error("hoare: a negative net::Node close timeout");
+    }
+    return bind_ns(addr, secret, max_message, hoare::detail::to_ns(close_timeout));
+  }
+  // The close timeout of a node bound without one (the Rust DEFAULT_CLOSE_TIMEOUT).
+  static std::chrono::nanoseconds default_close_timeout() {
+    return std::chrono::nanoseconds(static_cast<std::int64_t>(ffi::net_default_close_timeout_ns()));
   }
 
   // The address ("HOST:PORT") other nodes connect to.
@@ -200,6 +219,14 @@ class Node {
 
  private:
   explicit Node(rust::Box<ffi::NetNode> n) : n_(std::move(n)) {}
+  // `close_ns` UINT64_MAX: no bound.
+  static Node bind_ns(const std::string& addr, std::string_view secret, std::size_t max_message,
+                      std::uint64_t close_ns) {
+    rust::Slice<const std::uint8_t> s(reinterpret_cast<const std::uint8_t*>(secret.data()),
+                                      secret.size());
+    return Node(
+        hoare::detail::bridge_call([&] { return ffi::net_bind(addr, s, max_message, close_ns); }));
+  }
   const ffi::NetNode& node() const {
     if (!n_) throw Error("hoare: use of an empty (moved-from) net::Node");
     return **n_;

@@ -149,6 +149,11 @@ struct Lists {
     wake: Condvar,
     /// `TRIM_DELAY` (shorter in tests).
     delay: std::time::Duration,
+    /// The OS "refuses" the trimmer its thread: how a test reaches the
+    /// fallback, which otherwise needs thread or memory limits that a test
+    /// cannot set without harming the other tests of its process.
+    #[cfg(test)]
+    refuse_trimmer: bool,
 }
 
 /// A pool of stack slots of one size.
@@ -189,6 +194,8 @@ impl Pool {
                 }),
                 wake: Condvar::new(),
                 delay: TRIM_DELAY,
+                #[cfg(test)]
+                refuse_trimmer: false,
             }),
             trimmer: Mutex::new(None),
             kept: std::sync::atomic::AtomicUsize::new(0),
@@ -280,13 +287,7 @@ impl Pool {
     /// here (as `free_batch` does from then on).
     #[cold]
     fn start_trimmer(&self) {
-        let lists = Arc::clone(&self.lists);
-        let slot = self.slot;
-        let spawned = std::thread::Builder::new()
-            .name("hoare-trim".into())
-            .stack_size(64 * 1024)
-            .spawn(move || trim(&lists, slot));
-        match spawned {
+        match self.spawn_trimmer() {
             Ok(h) => *lock(&self.trimmer) = Some(h),
             Err(_) => {
                 let mut g = self.lock();
@@ -297,6 +298,22 @@ impl Pool {
                 self.release_slots(rest);
             }
         }
+    }
+
+    /// The trimmer's thread, if the OS gives it one.
+    fn spawn_trimmer(&self) -> io::Result<JoinHandle<()>> {
+        #[cfg(test)]
+        if self.lists.refuse_trimmer {
+            return Err(io::Error::other(
+                "hoare: the trimmer's thread (refused by a test)",
+            ));
+        }
+        let lists = Arc::clone(&self.lists);
+        let slot = self.slot;
+        std::thread::Builder::new()
+            .name("hoare-trim".into())
+            .stack_size(64 * 1024)
+            .spawn(move || trim(&lists, slot))
     }
 
     /// Gives the memory of free slots taken out of the free list back to the OS
@@ -754,6 +771,71 @@ mod tests {
         // Above the bound again: the trimmer sleeps out its delay; dropping the
         // pool stops it (a hang here is the failure).
         drop(p);
+    }
+
+    /// When the OS refuses the trimmer its thread, the caller of `free_batch`
+    /// gives back the memory of the oldest free slots above `KEEP_RESIDENT`
+    /// itself, at once, then and on every later `free_batch` (the pool is
+    /// marked `Failed`, no thread is started): they are listed as released and
+    /// read as zeros, the newest `KEEP_RESIDENT` stay resident. Catches a
+    /// fallback that leaves the excess resident (the free list stays above
+    /// the bound for good).
+    #[test]
+    fn a_refused_trimmer_leaves_the_caller_to_release_the_excess() {
+        let mut p = Pool::new(0, 256).expect("pool");
+        Arc::get_mut(&mut p.lists)
+            .expect("no trimmer yet")
+            .refuse_trimmer = true;
+        let n = KEEP_RESIDENT + 100;
+        let mut slots = Vec::new();
+        p.alloc_batch(&mut slots, n).expect("slots");
+        let top = |s: usize| p.header_at(s) as *mut u8;
+        for &s in &slots {
+            // SAFETY: the header range of a slot we hold.
+            unsafe { top(s).write(1) };
+        }
+        p.free_batch(slots.iter().copied());
+        {
+            let g = p.lock();
+            assert!(g.trimmer == Trimmer::Failed, "the refusal is recorded");
+            assert_eq!(g.free.len(), KEEP_RESIDENT, "the excess left the free list");
+            let mut released = g.released.clone();
+            released.sort_unstable();
+            assert_eq!(released, slots[..100], "the oldest ones go");
+        }
+        assert!(lock(&p.trimmer).is_none(), "no thread");
+        for &s in &slots[..100] {
+            // SAFETY: a released slot of this pool, nobody else's.
+            let v = unsafe { top(s).read() };
+            assert_eq!(v, 0, "released memory reads as zeros");
+        }
+        // SAFETY: as above, a resident free slot.
+        let v = unsafe { top(slots[100]).read() };
+        assert_eq!(v, 1, "kept resident");
+        // Later frees above the bound: released by their caller too.
+        let mut again = Vec::new();
+        p.alloc_batch(&mut again, KEEP_RESIDENT + 10)
+            .expect("slots");
+        for &s in &again {
+            // SAFETY: as above, a slot we hold.
+            unsafe { top(s).write(2) };
+        }
+        p.free_batch(again.iter().copied());
+        let g = p.lock();
+        assert_eq!(g.free.len(), KEEP_RESIDENT);
+        assert_eq!(g.released.len(), 100);
+        let gone: Vec<usize> = again
+            .iter()
+            .copied()
+            .filter(|s| !g.free.contains(s))
+            .collect();
+        drop(g);
+        assert_eq!(gone.len(), 10);
+        for s in gone {
+            // SAFETY: as above, a released slot.
+            let v = unsafe { top(s).read() };
+            assert_eq!(v, 0, "released memory reads as zeros");
+        }
     }
 
     #[test]

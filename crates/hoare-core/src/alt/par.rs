@@ -35,11 +35,30 @@ trait Branch<'a> {
     fn finish(self: Box<Self>);
 }
 
+/// A branch's result, once it has one, and the handler it goes to: what
+/// [`Branch::ok`] and [`Branch::finish`] read, the same for every branch kind
+/// that records a plain result.
+struct Outcome<V, E, F> {
+    result: Option<Result<V, E>>,
+    f: F,
+}
+
+impl<V, E, F: FnOnce(Result<V, E>)> Outcome<V, E, F> {
+    fn new(f: F) -> Self {
+        Outcome { result: None, f }
+    }
+    fn ok(&self) -> bool {
+        matches!(self.result, Some(Ok(_)))
+    }
+    fn finish(self) {
+        (self.f)(self.result.expect("hoare: a par branch without a result"));
+    }
+}
+
 struct RecvBranch<'a, T, F> {
     chan: &'a RawChan<T>,
     case: RecvCase<'a, T>,
-    result: Option<Result<T, RecvTimeoutError>>,
-    f: F,
+    out: Outcome<T, RecvTimeoutError, F>,
 }
 
 impl<'a, T, F: FnOnce(Result<T, RecvTimeoutError>)> Branch<'a> for RecvBranch<'a, T, F> {
@@ -50,7 +69,7 @@ impl<'a, T, F: FnOnce(Result<T, RecvTimeoutError>)> Branch<'a> for RecvBranch<'a
         &mut self.case
     }
     fn chosen(&mut self) -> bool {
-        self.result = Some(
+        self.out.result = Some(
             self.case
                 .take_result()
                 .map_err(|RecvError::Poisoned| RecvTimeoutError::Poisoned),
@@ -58,22 +77,20 @@ impl<'a, T, F: FnOnce(Result<T, RecvTimeoutError>)> Branch<'a> for RecvBranch<'a
         true
     }
     fn abandon(&mut self) {
-        self.result = Some(Err(RecvTimeoutError::Timeout));
+        self.out.result = Some(Err(RecvTimeoutError::Timeout));
     }
     fn ok(&self) -> bool {
-        matches!(self.result, Some(Ok(_)))
+        self.out.ok()
     }
     fn finish(self: Box<Self>) {
-        let me = *self;
-        (me.f)(me.result.expect("hoare: a par branch without a result"));
+        self.out.finish();
     }
 }
 
 struct SendBranch<'a, T, F> {
     chan: &'a RawChan<T>,
     case: SendCase<'a, T>,
-    result: Option<Result<(), SendTimeoutError<T>>>,
-    f: F,
+    out: Outcome<(), SendTimeoutError<T>, F>,
 }
 
 impl<'a, T, F: FnOnce(Result<(), SendTimeoutError<T>>)> Branch<'a> for SendBranch<'a, T, F> {
@@ -88,7 +105,7 @@ impl<'a, T, F: FnOnce(Result<(), SendTimeoutError<T>>)> Branch<'a> for SendBranc
         &mut self.case
     }
     fn chosen(&mut self) -> bool {
-        self.result = Some(
+        self.out.result = Some(
             self.case
                 .take_result()
                 .map_err(|SendError(v)| SendTimeoutError::Poisoned(v)),
@@ -100,22 +117,20 @@ impl<'a, T, F: FnOnce(Result<(), SendTimeoutError<T>>)> Branch<'a> for SendBranc
             .case
             .take_unsent()
             .expect("hoare: an abandoned send keeps its value");
-        self.result = Some(Err(SendTimeoutError::Timeout(v)));
+        self.out.result = Some(Err(SendTimeoutError::Timeout(v)));
     }
     fn ok(&self) -> bool {
-        matches!(self.result, Some(Ok(_)))
+        self.out.ok()
     }
     fn finish(self: Box<Self>) {
-        let me = *self;
-        (me.f)(me.result.expect("hoare: a par branch without a result"));
+        self.out.finish();
     }
 }
 
 struct BcastRecvBranch<'a, T, F> {
     rx: &'a BroadcastReceiver<T>,
     case: BcastRecvCase<'a, T>,
-    result: Option<Result<T, RecvTimeoutError>>,
-    f: F,
+    out: Outcome<T, RecvTimeoutError, F>,
 }
 
 impl<'a, T: Clone, F: FnOnce(Result<T, RecvTimeoutError>)> Branch<'a>
@@ -128,7 +143,7 @@ impl<'a, T: Clone, F: FnOnce(Result<T, RecvTimeoutError>)> Branch<'a>
         &mut self.case
     }
     fn chosen(&mut self) -> bool {
-        self.result = Some(
+        self.out.result = Some(
             self.case
                 .take_chosen()
                 .expect("hoare: a chosen par receive has a result")
@@ -137,14 +152,13 @@ impl<'a, T: Clone, F: FnOnce(Result<T, RecvTimeoutError>)> Branch<'a>
         true
     }
     fn abandon(&mut self) {
-        self.result = Some(Err(RecvTimeoutError::Timeout));
+        self.out.result = Some(Err(RecvTimeoutError::Timeout));
     }
     fn ok(&self) -> bool {
-        matches!(self.result, Some(Ok(_)))
+        self.out.ok()
     }
     fn finish(self: Box<Self>) {
-        let me = *self;
-        (me.f)(me.result.expect("hoare: a par branch without a result"));
+        self.out.finish();
     }
 }
 
@@ -267,8 +281,7 @@ impl<'a> Par<'a> {
         self.branches.push(Box::new(RecvBranch {
             chan: rx.raw(),
             case: RecvCase::new(Some(rx.raw())),
-            result: None,
-            f,
+            out: Outcome::new(f),
         }));
         self
     }
@@ -284,8 +297,7 @@ impl<'a> Par<'a> {
         self.branches.push(Box::new(SendBranch {
             chan: tx.raw(),
             case: SendCase::new(Some((tx.raw(), value))),
-            result: None,
-            f,
+            out: Outcome::new(f),
         }));
         self
     }
@@ -320,8 +332,7 @@ impl<'a> Par<'a> {
         self.branches.push(Box::new(BcastRecvBranch {
             rx,
             case: rx.__alt_recv_case(true),
-            result: None,
-            f,
+            out: Outcome::new(f),
         }));
         self
     }

@@ -545,6 +545,15 @@ impl<T> RawBroadcast<T> {
         op
     }
 
+    /// An end's `poison`: poisons unless the end is not `poisonable`
+    /// (`reader`: from the reading side).
+    fn poison_end(&self, poisonable: bool, reader: bool) {
+        if poisonable {
+            crate::check_step!(|| self.step_op(crate::step::OpKind::Poison, false));
+            self.poison(reader);
+        }
+    }
+
     /// Poisons; `reader`: from the reading side (discards the values).
     fn poison(&self, reader: bool) {
         let mut garbage = Vec::new();
@@ -1185,10 +1194,7 @@ impl<T> BroadcastSender<T> {
     /// Poisons from the writing side (unless non-poisonable): the readers take the
     /// buffered values, then see the poison.
     pub fn poison(&self) {
-        if self.poisonable {
-            crate::check_step!(|| self.raw.step_op(crate::step::OpKind::Poison, false));
-            self.raw.poison(false);
-        }
+        self.raw.poison_end(self.poisonable, false);
     }
 
     /// This end, made non-poisonable: its [`poison`](Self::poison) does nothing
@@ -1387,10 +1393,7 @@ impl<T> BroadcastReceiver<T> {
     /// Poisons from the reading side (unless non-poisonable): discards the buffered
     /// values; a rendezvous writer waiting for its readers gets its value back.
     pub fn poison(&self) {
-        if self.poisonable {
-            crate::check_step!(|| self.raw.step_op(crate::step::OpKind::Poison, false));
-            self.raw.poison(true);
-        }
+        self.raw.poison_end(self.poisonable, true);
     }
 
     /// This end, made non-poisonable.
@@ -1498,6 +1501,29 @@ impl<'a, T> BLock<'a, T> {
             own: None,
             shared: ptr::null_mut(),
         }
+    }
+
+    /// `Case::lock_own`: takes `raw`'s lock itself.
+    fn lock_own(&mut self, raw: &'a RawBroadcast<T>) {
+        self.own = Some(raw.lock());
+        self.shared = ptr::null_mut();
+    }
+
+    /// `Case::lock_slot`: where the lock it holds is, for other cases of the
+    /// same broadcast.
+    fn slot(&mut self) -> *mut () {
+        &mut self.own as *mut Option<SpinGuard<'a, State<T>>> as *mut ()
+    }
+
+    /// `Case::lock_shared`: uses the lock in another case's `slot`.
+    fn share(&mut self, slot: *mut ()) {
+        self.shared = slot as *mut Option<SpinGuard<'a, State<T>>>;
+    }
+
+    /// `Case::unlock`.
+    fn unlock(&mut self) {
+        self.own = None;
+        self.shared = ptr::null_mut();
     }
 
     fn get(&mut self) -> &mut State<T> {
@@ -1658,21 +1684,19 @@ unsafe impl<'a, T: Clone> Case for BcastRecvCase<'a, T> {
     }
 
     fn lock_own(&mut self) {
-        self.lock.own = Some(self.raw().0.lock());
-        self.lock.shared = ptr::null_mut();
+        self.lock.lock_own(self.raw().0);
     }
 
     fn lock_slot(&mut self) -> *mut () {
-        &mut self.lock.own as *mut Option<SpinGuard<'a, State<T>>> as *mut ()
+        self.lock.slot()
     }
 
     unsafe fn lock_shared(&mut self, slot: *mut ()) {
-        self.lock.shared = slot as *mut Option<SpinGuard<'a, State<T>>>;
+        self.lock.share(slot);
     }
 
     fn unlock(&mut self) {
-        self.lock.own = None;
-        self.lock.shared = ptr::null_mut();
+        self.lock.unlock();
     }
 
     fn try_locked(&mut self) -> bool {
@@ -1887,21 +1911,19 @@ unsafe impl<'a, T: Clone> Case for BcastSendCase<'a, T> {
     }
 
     fn lock_own(&mut self) {
-        self.lock.own = Some(self.raw.expect("an enabled guard").lock());
-        self.lock.shared = ptr::null_mut();
+        self.lock.lock_own(self.raw.expect("an enabled guard"));
     }
 
     fn lock_slot(&mut self) -> *mut () {
-        &mut self.lock.own as *mut Option<SpinGuard<'a, State<T>>> as *mut ()
+        self.lock.slot()
     }
 
     unsafe fn lock_shared(&mut self, slot: *mut ()) {
-        self.lock.shared = slot as *mut Option<SpinGuard<'a, State<T>>>;
+        self.lock.share(slot);
     }
 
     fn unlock(&mut self) {
-        self.lock.own = None;
-        self.lock.shared = ptr::null_mut();
+        self.lock.unlock();
     }
 
     fn try_locked(&mut self) -> bool {
@@ -2163,21 +2185,19 @@ unsafe impl<'a, T: Clone> Case for TakersCase<'a, T> {
     }
 
     fn lock_own(&mut self) {
-        self.lock.own = Some(self.raw.lock());
-        self.lock.shared = ptr::null_mut();
+        self.lock.lock_own(self.raw);
     }
 
     fn lock_slot(&mut self) -> *mut () {
-        &mut self.lock.own as *mut Option<SpinGuard<'a, State<T>>> as *mut ()
+        self.lock.slot()
     }
 
     unsafe fn lock_shared(&mut self, slot: *mut ()) {
-        self.lock.shared = slot as *mut Option<SpinGuard<'a, State<T>>>;
+        self.lock.share(slot);
     }
 
     fn unlock(&mut self) {
-        self.lock.own = None;
-        self.lock.shared = ptr::null_mut();
+        self.lock.unlock();
     }
 
     fn try_locked(&mut self) -> bool {
