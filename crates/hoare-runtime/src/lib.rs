@@ -1,10 +1,10 @@
-//! hoare's M:N runtime: worker threads run stackful processes (corosensei
-//! coroutines on pooled, guarded stacks) with work stealing (crossbeam-deque), a
+//! hoare's M:N runtime: worker threads run stackful processes (contexts of our
+//! own on pooled, guarded stacks, `ctx`) with work stealing (crossbeam-deque), a
 //! per-worker "next" slot for hand-offs, per-worker timer maps, and idle workers
 //! that sleep on an OS primitive until work or their next timer is due.
 //!
 //! Processes implement [`hoare_core::park::Park`], so every channel, alt, barrier
-//! and timer of `hoare-core` blocks a process by suspending its coroutine, and a
+//! and timer of `hoare-core` blocks a process by switching away from its stack, and a
 //! plain OS thread by parking the thread.
 //!
 //! ```
@@ -31,6 +31,7 @@
 //
 // context    every thread-local, each read by an `#[inline(never)]` function; a leaf
 // sync       the poison-tolerant lock
+// ctx        switching stacks: one symmetric switch between saved contexts
 // stack      pooled, guarded stack slots
 // stack_mark where a parked process's stack ends (for the holds scan of reports)
 // proc       a process's header, what it asks of its worker, tasks, process ids
@@ -51,6 +52,7 @@ mod api;
 #[cfg(feature = "check")]
 pub mod check;
 mod context;
+mod ctx;
 mod detect;
 #[cfg(feature = "io")]
 pub mod io;

@@ -5,12 +5,11 @@
 //! parking and waking are where a process meets the scheduler.
 
 use crate::context;
-use crate::stack::{Pool, SlotStack};
-use corosensei::{Coroutine, Yielder};
+use crate::ctx;
+use crate::stack::Pool;
 use hoare_core::sched::ProcState;
 use hoare_core::waiter::Waiter;
-use std::cell::{Cell, UnsafeCell};
-use std::mem::MaybeUninit;
+use std::cell::Cell;
 use std::panic::Location;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,7 +29,22 @@ pub(crate) enum Req {
     ParkRelease(unsafe fn(*mut ()), *mut ()),
 }
 
-pub(crate) type Coro = Coroutine<(), Req, (), SlotStack>;
+/// What a `switch` into a worker (or the shutdown sweep) carries: a `*const Req`
+/// on the suspending process's stack, or this (the process returned).
+pub(crate) const FINISHED: usize = 1;
+/// What a `switch` into a process carries: nothing to do (0), this (the shutdown
+/// sweep unwinds it), or a `*const Handoff` on the previous process's stack.
+pub(crate) const UNWIND: usize = 2;
+
+/// What the process a worker switched to directly must finish for the one it
+/// came from, once that one's stack is left: the release of its park.
+pub(crate) struct Handoff {
+    pub(crate) release: unsafe fn(*mut ()),
+    pub(crate) data: *mut (),
+}
+
+/// The payload of the shutdown sweep's forced unwinding.
+pub(crate) struct ForcedUnwind;
 
 /// Not pinned.
 pub(crate) const PIN_NONE: u32 = u32::MAX;
@@ -59,7 +73,7 @@ pub(crate) struct TimerKey {
 /// In a fixed order (`repr(C)`), by when the fields are used: a hand-off wakes a
 /// process whose header is cold in the caches (a ring of a few hundred processes
 /// visits each one once per round), and the wake (`state`, `shared`, `pin`) and
-/// the resume (`coro`) read the first cache line only; parking again reads the
+/// the resume (`sp`, `parent`) read the first cache line only; parking again reads the
 /// second. The rest is for spawn, timers, reports and the shutdown sweep. Left to
 /// the compiler, the wake alone read three lines.
 #[repr(C)]
@@ -70,7 +84,11 @@ pub(crate) struct Proc {
     /// here: the runtime's state is defined above this module, since its queues
     /// hold processes.
     pub(crate) shared: *const (),
-    pub(crate) coro: UnsafeCell<MaybeUninit<Coro>>,
+    /// Its saved stack pointer while suspended (see `ctx`).
+    pub(crate) sp: Cell<usize>,
+    /// While it runs: where whoever resumed it (its worker, or the sweep) saved
+    /// itself; a process's suspend switches there.
+    pub(crate) parent: Cell<usize>,
     /// Worker index it is pinned to, or `PIN_NONE` / `PIN_PENDING`.
     pub(crate) pin: Cell<u32>,
     /// Set while the shutdown sweep unwinds this process: it is cancelled (see
@@ -81,7 +99,6 @@ pub(crate) struct Proc {
     /// Whether the slot holds a process that has not finished (shutdown sweep).
     pub(crate) live: Cell<bool>,
     // Second cache line: running and parking.
-    pub(crate) yielder: Cell<*const Yielder<(), Req>>,
     /// The waiter of the wait the process parked in last (null: a plain sleep).
     /// Valid while it is parked; read by the shutdown sweep (see
     /// `Waiter::is_held`).
@@ -112,7 +129,7 @@ pub(crate) struct Proc {
 
 // The wake and the resume read one cache line (headers are 64-byte aligned, see
 // `stack::colour`): keep what they read in the first 64 bytes.
-const _: () = assert!(std::mem::offset_of!(Proc, yielder) <= 64);
+const _: () = assert!(std::mem::offset_of!(Proc, unwinding) < 64);
 
 /// Size of the process header reserved at the top of each stack slot.
 pub(crate) const HEADER: usize = std::mem::size_of::<Proc>();
@@ -125,13 +142,25 @@ impl Proc {
 
     #[inline(always)]
     pub(crate) fn suspend(&self, r: Req) {
-        let y = self.yielder.get();
-        // SAFETY: `yielder` was set when the coroutine started and points into this
-        // process's own stack; we are running on that stack now.
-        unsafe { (*y).suspend(r) }
+        // SAFETY: we run on our own stack; `parent` is the context that resumed
+        // us, suspended in its `switch`; `r` stays on our stack, which nobody
+        // touches until the worker has read it.
+        let arg = unsafe {
+            ctx::switch(
+                self.sp.as_ptr(),
+                self.parent.get(),
+                &r as *const Req as usize,
+            )
+        };
+        // SAFETY: whoever switched to us passed a valid `arg`.
+        unsafe { landed(arg) };
     }
 
-    /// Requeues this (running) process at the back of its worker's queue.
+    /// Requeues this (running) process behind the others of its worker (see
+    /// `WorkerLocal::after_yield`). Through the worker, not handed straight to
+    /// the next process as a park is: measured, the direct yield took fewer
+    /// instructions (110 against 132) but more time (55 against 42 ns per
+    /// yield, two processes yielding in turn; BENCHMARKS.md).
     #[inline]
     pub(crate) fn yield_now(&self) {
         self.budget.set(BUDGET);
@@ -151,6 +180,27 @@ impl Proc {
         } else {
             self.yield_now();
         }
+    }
+}
+
+/// Completes what the context that switched to this process left to it (see
+/// `UNWIND`, `Handoff`).
+///
+/// # Safety
+/// `arg` is what that switch passed.
+#[inline(always)]
+pub(crate) unsafe fn landed(arg: usize) {
+    if arg == 0 {
+        return;
+    }
+    if arg == UNWIND {
+        std::panic::resume_unwind(Box::new(ForcedUnwind));
+    }
+    // SAFETY: a handoff on the previous process's stack, which is suspended and
+    // resumable by nobody until its release below.
+    unsafe {
+        let h = &*(arg as *const Handoff);
+        (h.release)(h.data);
     }
 }
 

@@ -1,17 +1,17 @@
 //! Spawning a process: a stack slot (from the worker's cache, or a pool of its
-//! size), the header written at its top, the coroutine, and the task queued on
-//! the spawner's worker (its next slot) or, from outside, the global queue.
+//! size), the header written at its top, its first context (`start`), and the
+//! task queued on the spawner's worker (its next slot) or, from outside, the global queue.
 
-use crate::proc::{self, Proc, Req, Task, BUDGET, HEADER, PIN_NONE, PIN_PENDING};
+use crate::ctx;
+use crate::proc::{self, Proc, Task, BUDGET, FINISHED, HEADER, PIN_NONE, PIN_PENDING, UNWIND};
 use crate::shared::Shared;
-use crate::stack::{self, Pool, SlotStack};
+use crate::stack::{self, Pool};
 use crate::sync::lock;
 use crate::worker::WorkerLocal;
-use corosensei::{Coroutine, Yielder};
 use hoare_core::sched::ProcState;
-use std::cell::{Cell, UnsafeCell};
-use std::mem::MaybeUninit;
+use std::cell::Cell;
 use std::panic::Location;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 use std::sync::Arc;
 
@@ -119,8 +119,8 @@ where
             hp,
             Proc {
                 state: ProcState::new(),
-                coro: UnsafeCell::new(MaybeUninit::uninit()),
-                yielder: Cell::new(ptr::null()),
+                sp: Cell::new(0),
+                parent: Cell::new(0),
                 shared: Arc::as_ptr(opts.shared).cast(),
                 pool,
                 id,
@@ -139,15 +139,7 @@ where
                 slot,
             },
         );
-        let hpu = hp as usize;
-        let coro = Coroutine::with_stack_unchecked(
-            SlotStack::new(slot, hp as usize),
-            move |y: &Yielder<(), Req>, ()| {
-                (*(hpu as *const Proc)).yielder.set(y);
-                body();
-            },
-        );
-        (*(*hp).coro.get()).write(coro);
+        start(hp, body);
     }
     // SAFETY: fully initialised above; we hold the only reference.
     let t = unsafe { Task::from_ptr(hp) };
@@ -162,4 +154,77 @@ where
         _ => shared.push_remote(t),
     }
     Ok(id)
+}
+
+/// A new process's body and header, placed at the top of its stack for its
+/// first run (see `start`).
+struct Start<F> {
+    proc: *const Proc,
+    body: F,
+}
+
+/// Bodies larger than this are boxed rather than placed on the new stack.
+const MAX_INLINE_BODY: usize = 4096;
+
+/// Prepares the context of the process at `hp`: its body at the top of its
+/// stack, and a first switch that runs `entry::<F>`.
+///
+/// # Safety
+/// `hp` is a freshly written header at the top of its slot's stack.
+unsafe fn start<F: FnOnce()>(hp: *mut Proc, body: F) {
+    if std::mem::size_of::<F>() > MAX_INLINE_BODY {
+        let b: Box<dyn FnOnce() + '_> = Box::new(body);
+        // SAFETY: forwarded.
+        return unsafe { place(hp, b) };
+    }
+    // SAFETY: forwarded.
+    unsafe { place(hp, body) }
+}
+
+/// `start` for a body placed on the stack.
+///
+/// # Safety
+/// As `start`.
+unsafe fn place<F: FnOnce()>(hp: *mut Proc, body: F) {
+    let top = hp as usize;
+    let at =
+        (top - std::mem::size_of::<Start<F>>()) & !(std::mem::align_of::<Start<F>>().max(16) - 1);
+    // SAFETY: the slot's stack lies below the header and is larger than
+    // `MAX_INLINE_BODY` plus the initial frame; nothing uses it yet.
+    unsafe {
+        (at as *mut Start<F>).write(Start { proc: hp, body });
+        (*hp).sp.set(ctx::init(at, entry::<F>, at));
+    }
+}
+
+/// The base of every process's stack: completes the first switch's handoff,
+/// runs the body (the shutdown sweep's forced unwinding ends here), and returns
+/// to its worker (or the sweep) for good.
+unsafe extern "C" fn entry<F: FnOnce()>(obj: usize, arg: usize) -> ! {
+    // SAFETY: `start` placed it there; it is read once.
+    let Start { proc, body } = unsafe { (obj as *const Start<F>).read() };
+    if arg == UNWIND {
+        // Never started: dropping the body is all its unwinding.
+        if catch_unwind(AssertUnwindSafe(move || drop(body))).is_err() {
+            std::process::abort();
+        }
+    } else {
+        let r = catch_unwind(AssertUnwindSafe(move || {
+            // SAFETY: what the first switch into us passed.
+            unsafe { proc::landed(arg) };
+            body()
+        }));
+        // Only the sweep's forced unwinding gets here (bodies catch their panics);
+        // a payload whose drop panics must not unwind past the stack's base.
+        if catch_unwind(AssertUnwindSafe(move || drop(r))).is_err() {
+            std::process::abort();
+        }
+    }
+    // SAFETY: the header is valid until whoever we switch to releases it, and we
+    // never run again.
+    unsafe {
+        let p = &*proc;
+        ctx::switch(p.sp.as_ptr(), p.parent.get(), FINISHED);
+    }
+    std::process::abort()
 }

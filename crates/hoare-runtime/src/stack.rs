@@ -27,7 +27,7 @@
 //! failed `mmap` or guard installation comes back as the OS error.
 
 use crate::sync::lock;
-use corosensei::stack::{valgrind::ValgrindStackRegistration, Stack, StackPointer};
+use corosensei::stack::valgrind::ValgrindStackRegistration;
 use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -61,37 +61,6 @@ const MIN_STACK: usize = 16 * 1024;
 static GUARD_MODE: AtomicU8 = AtomicU8::new(0);
 const MODE_MADVISE: u8 = 1;
 const MODE_MPROTECT: u8 = 2;
-
-/// The stack a coroutine runs on: one slot's range below its header.
-pub(crate) struct SlotStack {
-    base: usize,
-    limit: usize,
-}
-
-// SAFETY: `limit` is the slot start, which is a guard page (installed when the slot
-// was carved), and the usable range between guard and base is > MIN_STACK_SIZE;
-// both are 16-byte aligned (page aligned limit, header offset a multiple of 64).
-unsafe impl Stack for SlotStack {
-    #[inline]
-    fn base(&self) -> StackPointer {
-        StackPointer::new(self.base).expect("null stack base")
-    }
-    #[inline]
-    fn limit(&self) -> StackPointer {
-        StackPointer::new(self.limit).expect("null stack limit")
-    }
-}
-
-impl SlotStack {
-    /// The stack of `slot`, whose process header is at `header` (see
-    /// [`Pool::header_at`]): it grows down from just below the header.
-    pub(crate) fn new(slot: usize, header: usize) -> Self {
-        Self {
-            base: header,
-            limit: slot,
-        }
-    }
-}
 
 /// How far below the top of its slot a slot's header (and so its stack) starts.
 ///
@@ -716,7 +685,6 @@ mod tests {
             assert_eq!(h % 64, 0);
             assert_eq!(h / PAGE, (s + p.slot - 1) / PAGE, "header in the top page");
             assert!(h + std::mem::size_of::<crate::proc::Proc>() <= s + p.slot);
-            assert_eq!(SlotStack::new(s, h).base().get(), h);
             assert!(h - s - GUARD >= MIN_STACK);
             offsets.insert(h % PAGE);
         }

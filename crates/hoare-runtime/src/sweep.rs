@@ -124,13 +124,11 @@ unsafe fn unwind(p: *mut Proc) {
         }
         proc.unwinding.set(true);
         set_running(NonNull::new_unchecked(p));
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            (*proc.coro.get()).assume_init_mut().force_unwind()
-        }));
+        let a = crate::ctx::switch(proc.parent.as_ptr(), proc.sp.get(), crate::proc::UNWIND);
         set_not_running();
-        if r.is_err() {
-            // The coroutine state is unknown: leak the slot rather than touch it
-            // again (and keep its pool mapped).
+        if a != crate::proc::FINISHED {
+            // It suspended again while being unwound (it must not): leak the
+            // slot rather than touch it again (and keep its pool mapped).
             leak(p);
             return;
         }

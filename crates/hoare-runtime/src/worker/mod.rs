@@ -13,7 +13,7 @@
 //! Scheduling policy: DEVELOPERS.md, "Scheduler policy".
 
 pub(crate) mod main_loop;
-pub(crate) mod park;
+pub mod park;
 mod queue;
 mod run;
 mod steal;
@@ -150,14 +150,13 @@ impl WorkerLocal {
 /// (through `w`'s cache when the caller is the worker `w`).
 ///
 /// # Safety
-/// The coroutine has completed and nobody else references the process.
+/// The process has finished (or was unwound) and nobody else references the process.
 // Inlined into the worker's loop, where processes finish.
 #[inline]
 pub(crate) unsafe fn release(p: *mut Proc, w: Option<&WorkerLocal>) {
     // SAFETY: caller's contract.
     unsafe {
         let proc = &mut *p;
-        proc.coro.get_mut().assume_init_drop();
         proc.name = None;
         proc.live.set(false);
         let pool = proc.pool;

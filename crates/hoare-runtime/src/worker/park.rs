@@ -35,6 +35,28 @@ pub(crate) fn set_not_running() {
 }
 
 impl Proc {
+    /// Hands this thread's worker from this (running) process to `next`
+    /// directly: `next` runs on from where it switched away, with `handoff`
+    /// (see `landed`) to complete first; we run on when someone switches back.
+    ///
+    /// # Safety
+    /// We run on `wl`'s thread; the caller holds `next`'s task, and has put
+    /// ours where nobody can resume it before our stack is left (only `handoff`
+    /// may release it).
+    #[inline(always)]
+    pub(crate) unsafe fn hand_to(&self, wl: &WorkerLocal, next: Task, handoff: usize) {
+        let np = next.header();
+        // SAFETY: the caller's contract.
+        unsafe {
+            wl.enter(np);
+            let n = np.as_ref();
+            // Whoever resumed us waits in its switch; `next` returns there.
+            n.parent.set(self.parent.get());
+            let arg = crate::ctx::switch(self.sp.as_ptr(), n.sp.get(), handoff);
+            crate::proc::landed(arg);
+        }
+    }
+
     fn cancel_timer(&self) {
         if let Some(key) = self.timer.take() {
             self.shared().workers[key.worker].timers.cancel(key);
@@ -193,6 +215,28 @@ impl Park for Proc {
         }
         self.waiting.set(w);
         self.parked_sp.set(crate::stack_mark::here());
+        let wl = WorkerLocal::current();
+        if !wl.is_null() {
+            // SAFETY: a non-null worker is this thread's, live for its loop; not
+            // used after the switch below.
+            let wl = unsafe { &*wl };
+            if let Some(next) = wl.next_direct() {
+                // Nobody can unpark us before `release` (the caller holds a lock
+                // every unparker takes): plain stores, as the worker would.
+                if !self.state.park_sole_uncontended() {
+                    // An unpark came first: we go on; `next` goes back.
+                    let _ = wl.push_next(next);
+                    // SAFETY: the caller's contract.
+                    unsafe { release(data) };
+                    return true;
+                }
+                let h = crate::proc::Handoff { release, data };
+                // SAFETY: we hold `next`'s task; nobody can unpark us before
+                // `next` calls `release` (once our stack is left).
+                unsafe { self.hand_to(wl, next, &h as *const crate::proc::Handoff as usize) };
+                return true;
+            }
+        }
         // The worker parks us and then calls `release` (see `WorkerLocal::run_one`);
         // as with `park`, it resumes us only after our one unpark.
         self.suspend(Req::ParkRelease(release, data));

@@ -5,10 +5,10 @@
 
 use super::park::{set_not_running, set_running};
 use super::{release, WorkerLocal};
-use crate::proc::{Proc, Req, Task, PIN_PENDING};
+use crate::proc::{Proc, Req, Task, FINISHED, PIN_PENDING};
 use crate::timers::nanos;
-use corosensei::CoroutineResult;
 use std::panic::Location;
+use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
@@ -164,40 +164,86 @@ impl WorkerLocal {
         }
     }
 
-    /// Runs a process until it parks, yields or finishes.
+    /// Makes `p` the process running on this worker (its pin, shutdown's
+    /// report of a process that never gives its worker back, the thread's
+    /// current process), just before switching to it.
+    ///
+    /// # Safety
+    /// As `set_running`; the caller holds `p`'s task.
+    #[inline(always)]
+    pub(crate) unsafe fn enter(&self, p: NonNull<Proc>) {
+        // SAFETY: the caller's contract.
+        let proc = unsafe { p.as_ref() };
+        if proc.pin.get() == PIN_PENDING {
+            proc.pin.set(self.index as u32);
+        }
+        let me = self.me();
+        me.running_id.store(proc.id, Ordering::Relaxed);
+        me.running_site.store(
+            proc.site as *const Location<'static> as *mut _,
+            Ordering::Relaxed,
+        );
+        // SAFETY: the caller's contract.
+        unsafe { set_running(p) };
+    }
+
+    /// The process to hand this worker to directly when the running one parks:
+    /// what `find_local` would take now from the next slot or the queues, when
+    /// no periodic look and no streak end is due. Counts the dispatch.
+    #[inline(always)]
+    pub(crate) fn next_direct(&self) -> Option<Task> {
+        let ticks = &self.me().ticks;
+        let n = ticks.load(Ordering::Relaxed).wrapping_add(1);
+        if n & (GLOBAL_CHECK - 1) == 0 || n.wrapping_sub(self.streak_start.get()) > self.max_streak
+        {
+            return None;
+        }
+        if let Some(t) = self.take_next(self.index) {
+            ticks.store(n, Ordering::Relaxed);
+            return Some(t);
+        }
+        let t = self.pop_waiting()?;
+        ticks.store(n, Ordering::Relaxed);
+        self.streak_start.set(n);
+        Some(t)
+    }
+
+    /// Runs a process until it parks, yields or finishes, with the processes
+    /// it hands the worker to directly (see `Proc::hand_to`): whichever of them
+    /// switches back here is the one the request is from.
     ///
     /// # Safety
     /// The caller holds `t`.
     #[inline(always)]
     unsafe fn run_one(&self, mut t: Task) {
-        // A yield that hands the worker straight to the oldest yielded process
-        // comes back here (see `yield_to_yielded`).
-        'task: loop {
+        loop {
             let p = t.header();
             // SAFETY: we own the process until we hand it on (queue, PARKED, finish).
+            unsafe { self.enter(p) };
+            // SAFETY: the process is suspended (made at spawn, or in a switch) and
+            // ours; it switches back here (itself, or one it handed the worker to).
+            let a = unsafe {
+                let proc = p.as_ref();
+                crate::ctx::switch(proc.parent.as_ptr(), proc.sp.get(), 0)
+            };
+            let p = NonNull::new(crate::proc::current().cast_mut()).expect("running process");
+            // SAFETY: the process that came back was running on this worker: ours.
+            t = unsafe { Task::from_ptr(p.as_ptr()) };
+            // SAFETY: as above.
             let proc = unsafe { p.as_ref() };
-            if proc.pin.get() == PIN_PENDING {
-                proc.pin.set(self.index as u32);
+            set_not_running();
+            if a == FINISHED {
+                // SAFETY: the process finished on this worker; we own it.
+                unsafe { self.finish(p.as_ptr()) };
+                return;
             }
-            // For shutdown's report of a process that never gives its worker back.
-            let me = self.me();
-            me.running_id.store(proc.id, Ordering::Relaxed);
-            me.running_site.store(
-                proc.site as *const Location<'static> as *mut _,
-                Ordering::Relaxed,
-            );
-            loop {
-                // SAFETY: the process is valid while it runs here; reset right after.
-                unsafe { set_running(p) };
-                // SAFETY: the coroutine was initialised at spawn and is not finished.
-                let r = unsafe { (*proc.coro.get()).assume_init_mut().resume(()) };
-                set_not_running();
-                // The common request first (a blocking channel operation parks
-                // releasing its lock; LLVM may still fold this test into the jump
-                // table of the match below, as it did when measured). The process
-                // holds a lock every unparker must take, so nobody can
+            // SAFETY: a `Req` on the process's stack, which is suspended until we
+            // let it go (copied before anything below can).
+            let r = unsafe { *(a as *const Req) };
+            match r {
+                // The process holds a lock every unparker must take, so nobody can
                 // race this park: plain stores, then the release publishes them.
-                if let CoroutineResult::Yield(Req::ParkRelease(release, data)) = r {
+                Req::ParkRelease(release, data) => {
                     let parked = proc.state.park_sole_uncontended();
                     // SAFETY: `Park::park_releasing`'s contract: called once, while
                     // the process is suspended; it does not touch the process's
@@ -207,40 +253,23 @@ impl WorkerLocal {
                         // From the release on someone else owns it: do not touch it.
                         return;
                     }
-                    continue;
                 }
-                match r {
-                    CoroutineResult::Return(()) => {
-                        // SAFETY: the process finished on this worker; we own it.
-                        unsafe { self.finish(p.as_ptr()) };
+                Req::Yield => match self.after_yield(t) {
+                    Yielded::Again(back) | Yielded::To(back) => t = back,
+                    Yielded::Queued => return,
+                },
+                // No timer for this park: its one unpark takes it over with a plain
+                // store (see `ProcState::try_park_sole`).
+                Req::Park => {
+                    if proc.state.try_park_sole() {
+                        // From here on someone else owns it: do not touch it.
                         return;
                     }
-                    CoroutineResult::Yield(Req::Yield) => match self.after_yield(t) {
-                        Yielded::Again(back) => {
-                            t = back;
-                            continue;
-                        }
-                        Yielded::To(next) => {
-                            t = next;
-                            continue 'task;
-                        }
-                        Yielded::Queued => return,
-                    },
-                    // No timer for this park: its one unpark takes it over with a plain
-                    // store (see `ProcState::try_park_sole`).
-                    CoroutineResult::Yield(Req::Park) => match proc.state.try_park_sole() {
-                        // From here on someone else owns it: do not touch it.
-                        true => return,
-                        false => continue,
-                    },
-                    // Taken above.
-                    CoroutineResult::Yield(Req::ParkRelease(..)) => unreachable!(),
-                    CoroutineResult::Yield(Req::ParkUntil(d)) => {
-                        // From a `true` on someone else owns it: do not touch it.
-                        match self.park_until(t, d) {
-                            true => return,
-                            false => continue,
-                        }
+                }
+                Req::ParkUntil(d) => {
+                    // From a `true` on someone else owns it: do not touch it.
+                    if self.park_until(t, d) {
+                        return;
                     }
                 }
             }
