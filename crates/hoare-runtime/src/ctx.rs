@@ -14,9 +14,44 @@
 //! the park of the process it resumes), which the branch target buffer learns,
 //! while a `ret` would be predicted from the return stack of the context left.
 
+/// Defines `hoare_ctx_trampoline_v1`, the base of every new context's stack,
+/// with the given instructions (inside its CFI frame), as an ELF or Mach-O
+/// symbol private to the binary, and declares it.
+macro_rules! trampoline {
+    ($($line:literal),* $(,)?) => {
+        #[cfg(not(target_vendor = "apple"))]
+        std::arch::global_asm!(
+            ".text",
+            ".p2align 4",
+            ".globl hoare_ctx_trampoline_v1",
+            ".hidden hoare_ctx_trampoline_v1",
+            ".type hoare_ctx_trampoline_v1, %function",
+            "hoare_ctx_trampoline_v1:",
+            ".cfi_startproc",
+            $($line,)*
+            ".cfi_endproc",
+            ".size hoare_ctx_trampoline_v1, . - hoare_ctx_trampoline_v1",
+        );
+        #[cfg(target_vendor = "apple")]
+        std::arch::global_asm!(
+            ".text",
+            ".p2align 4",
+            ".globl _hoare_ctx_trampoline_v1",
+            ".private_extern _hoare_ctx_trampoline_v1",
+            "_hoare_ctx_trampoline_v1:",
+            ".cfi_startproc",
+            $($line,)*
+            ".cfi_endproc",
+        );
+        unsafe extern "C" {
+            fn hoare_ctx_trampoline_v1();
+        }
+    };
+}
+
 #[cfg(all(target_arch = "x86_64", unix))]
 mod arch {
-    use std::arch::{asm, global_asm};
+    use std::arch::asm;
 
     /// See [`super::switch`].
     #[inline(always)]
@@ -51,15 +86,7 @@ mod arch {
     // The first switch into a new context lands here, with its entry and object
     // on the stack and the switch's `arg` in rdx. The return address is marked
     // undefined so that unwinders and backtraces stop at the base of the stack.
-    #[cfg(not(target_vendor = "apple"))]
-    global_asm!(
-        ".text",
-        ".p2align 4",
-        ".globl hoare_ctx_trampoline_v1",
-        ".hidden hoare_ctx_trampoline_v1",
-        ".type hoare_ctx_trampoline_v1, @function",
-        "hoare_ctx_trampoline_v1:",
-        ".cfi_startproc",
+    trampoline!(
         ".cfi_undefined rip",
         "pop rbx",
         "pop rdi",
@@ -67,30 +94,7 @@ mod arch {
         "xor ebp, ebp",
         "call rbx",
         "ud2",
-        ".cfi_endproc",
-        ".size hoare_ctx_trampoline_v1, . - hoare_ctx_trampoline_v1",
     );
-    #[cfg(target_vendor = "apple")]
-    global_asm!(
-        ".text",
-        ".p2align 4",
-        ".globl _hoare_ctx_trampoline_v1",
-        ".private_extern _hoare_ctx_trampoline_v1",
-        "_hoare_ctx_trampoline_v1:",
-        ".cfi_startproc",
-        ".cfi_undefined rip",
-        "pop rbx",
-        "pop rdi",
-        "mov rsi, rdx",
-        "xor ebp, ebp",
-        "call rbx",
-        "ud2",
-        ".cfi_endproc",
-    );
-
-    unsafe extern "C" {
-        fn hoare_ctx_trampoline_v1();
-    }
 
     /// See [`super::init`].
     pub(crate) unsafe fn init(top: usize, entry: super::Entry, obj: usize) -> usize {
@@ -112,7 +116,7 @@ mod arch {
 
 #[cfg(target_arch = "aarch64")]
 mod arch {
-    use std::arch::{asm, global_asm};
+    use std::arch::asm;
 
     /// See [`super::switch`].
     #[inline(always)]
@@ -150,15 +154,7 @@ mod arch {
     // record (entry and object above the 32 bytes a switch pops) and the
     // switch's `arg` in x2. The return address is marked undefined so that
     // unwinders and backtraces stop at the base of the stack.
-    #[cfg(not(target_vendor = "apple"))]
-    global_asm!(
-        ".text",
-        ".p2align 4",
-        ".globl hoare_ctx_trampoline_v1",
-        ".hidden hoare_ctx_trampoline_v1",
-        ".type hoare_ctx_trampoline_v1, %function",
-        "hoare_ctx_trampoline_v1:",
-        ".cfi_startproc",
+    trampoline!(
         ".cfi_undefined x30",
         "ldp x9, x0, [sp, #32]",
         "mov x1, x2",
@@ -166,30 +162,7 @@ mod arch {
         "mov x29, xzr",
         "blr x9",
         "brk #1",
-        ".cfi_endproc",
-        ".size hoare_ctx_trampoline_v1, . - hoare_ctx_trampoline_v1",
     );
-    #[cfg(target_vendor = "apple")]
-    global_asm!(
-        ".text",
-        ".p2align 4",
-        ".globl _hoare_ctx_trampoline_v1",
-        ".private_extern _hoare_ctx_trampoline_v1",
-        "_hoare_ctx_trampoline_v1:",
-        ".cfi_startproc",
-        ".cfi_undefined x30",
-        "ldp x9, x0, [sp, #32]",
-        "mov x1, x2",
-        "add sp, sp, #48",
-        "mov x29, xzr",
-        "blr x9",
-        "brk #1",
-        ".cfi_endproc",
-    );
-
-    unsafe extern "C" {
-        fn hoare_ctx_trampoline_v1();
-    }
 
     /// See [`super::init`].
     pub(crate) unsafe fn init(top: usize, entry: super::Entry, obj: usize) -> usize {

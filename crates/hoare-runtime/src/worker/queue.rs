@@ -72,10 +72,13 @@ impl WorkerLocal {
     /// (woken while another waits in the slot: an alt claiming one ready partner
     /// after another, a fan-out). Else the one woken last would run first and,
     /// with the process that woke it, hand off on the next slot for a whole
-    /// (long) streak while the others wait (seen: a fair alt over four live
-    /// writers chose one of them 90% of the time). With other workers the
-    /// streak is short anyway, and ending it there too made a pipeline (the
-    /// prime sieve) a quarter slower, and CommsTime a third.
+    /// (long) streak while the others wait (seen with a longer streak cap: a
+    /// fair alt over four live writers chose one of them 90% of the time; with
+    /// today's cap the writers' streaks came in pairs, and in a window of 1,044
+    /// alts one writer was chosen twice: tests/liveness.rs
+    /// `fair_alt_over_live_writers_1_worker_streaks_take_turns`). With other
+    /// workers the streak is short anyway, and ending it there too made a
+    /// pipeline (the prime sieve) a quarter slower, and CommsTime a third.
     ///
     /// What ending the streak does (`end_streak` at the next dispatch: the
     /// queue's front first, the next slot's process behind the queue) is done
