@@ -228,7 +228,14 @@ TEST(Net, LostConnectionPoisons) {
       EXPECT_THROW(tx.send(std::string("after")), hoare::Poisoned);
     }
     EXPECT_THROW(rx.recv(), hoare::Poisoned);
+    // The client's graceful close poisons `rx` (a POISON frame) before its
+    // connection ends, so the loss is recorded a moment later: wait for it (a
+    // hang guard of about 10 s, not a timing assertion).
     auto lost = server.lost_connections();
+    for (int i = 0; i < 1000 && lost.empty(); ++i) {
+      hoare::this_proc::sleep_for(10ms);
+      lost = server.lost_connections();
+    }
     ASSERT_EQ(lost.size(), 1u);
     EXPECT_FALSE(lost[0].why.empty());
   });
