@@ -44,7 +44,7 @@ macro_rules! trampoline {
             ".cfi_endproc",
         );
         unsafe extern "C" {
-            fn hoare_ctx_trampoline_v1();
+            pub(super) fn hoare_ctx_trampoline_v1();
         }
     };
 }
@@ -96,21 +96,11 @@ mod arch {
         "ud2",
     );
 
-    /// See [`super::init`].
-    pub(crate) unsafe fn init(top: usize, entry: super::Entry, obj: usize) -> usize {
-        // The trampoline pops two words: rsp is then `top - 16`, 16-aligned, as
-        // the ABI wants it before the `call`.
-        let sp = top - 40;
-        let w = sp as *mut usize;
-        // SAFETY: the caller's contract: [top - 40, top) is ours to write.
-        unsafe {
-            w.write(hoare_ctx_trampoline_v1 as *const () as usize);
-            w.add(1).write(entry as usize);
-            w.add(2).write(obj);
-            w.add(3).write(0);
-            w.add(4).write(0);
-        }
-        sp
+    /// A new context's initial stack, lowest address first, ending at its top:
+    /// where the first switch resumes (the trampoline), which pops the entry
+    /// and its object, leaving rsp 16-aligned for its `call`.
+    pub(crate) fn frame(trampoline: usize, entry: usize, obj: usize) -> [usize; 5] {
+        [trampoline, entry, obj, 0, 0]
     }
 }
 
@@ -164,23 +154,12 @@ mod arch {
         "brk #1",
     );
 
-    /// See [`super::init`].
-    pub(crate) unsafe fn init(top: usize, entry: super::Entry, obj: usize) -> usize {
-        // A switch's record (x29, x19, resume address, padding), then the entry
-        // and its object; the trampoline leaves sp at `top`.
-        let sp = top - 48;
-        let w = sp as *mut usize;
-        // SAFETY: the caller's contract: [top - 48, top) is ours to write.
-        unsafe {
-            w.write(0);
-            w.add(1).write(0);
-            w.add(2)
-                .write(hoare_ctx_trampoline_v1 as *const () as usize);
-            w.add(3).write(0);
-            w.add(4).write(entry as usize);
-            w.add(5).write(obj);
-        }
-        sp
+    /// A new context's initial stack, lowest address first, ending at its top:
+    /// a switch's record (x29, x19, where to resume: the trampoline, padding),
+    /// then the entry and its object, which the trampoline loads before it
+    /// leaves sp at the top.
+    pub(crate) fn frame(trampoline: usize, entry: usize, obj: usize) -> [usize; 6] {
+        [0, 0, trampoline, 0, entry, obj]
     }
 }
 
@@ -215,6 +194,14 @@ pub(crate) type Entry = unsafe extern "C" fn(obj: usize, arg: usize) -> !;
 /// them the new context's stack from here on.
 pub(crate) unsafe fn init(top: usize, entry: Entry, obj: usize) -> usize {
     debug_assert_eq!(top % 16, 0);
-    // SAFETY: forwarded.
-    unsafe { arch::init(top, entry, obj) }
+    let f = arch::frame(
+        arch::hoare_ctx_trampoline_v1 as *const () as usize,
+        entry as usize,
+        obj,
+    );
+    let sp = top - std::mem::size_of_val(&f);
+    // SAFETY: the caller's contract: the frame's (at most 48) bytes below the
+    // 16-aligned `top` are ours to write, and `sp` is word-aligned.
+    unsafe { std::ptr::copy_nonoverlapping(f.as_ptr(), sp as *mut usize, f.len()) };
+    sp
 }
