@@ -89,6 +89,10 @@ pub(crate) struct Proc {
     /// While it runs: where whoever resumed it (its worker, or the sweep) saved
     /// itself; a process's suspend switches there.
     pub(crate) parent: Cell<usize>,
+    /// While it runs on a worker: that worker's `WorkerLocal` (set by its
+    /// `enter`; null under the shutdown sweep), read by a park instead of the
+    /// worker thread-local. Untyped, as `shared`.
+    pub(crate) worker: Cell<*const ()>,
     /// Worker index it is pinned to, or `PIN_NONE` / `PIN_PENDING`.
     pub(crate) pin: Cell<u32>,
     /// Set while the shutdown sweep unwinds this process: it is cancelled (see

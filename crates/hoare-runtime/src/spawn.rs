@@ -121,6 +121,7 @@ where
                 state: ProcState::new(),
                 sp: Cell::new(0),
                 parent: Cell::new(0),
+                worker: Cell::new(ptr::null()),
                 shared: Arc::as_ptr(opts.shared).cast(),
                 pool,
                 id,

@@ -9,7 +9,7 @@ use crate::stack::Pool;
 use crate::sync::lock;
 use crate::worker::park::{set_not_running, set_running};
 use crate::worker::release;
-use std::ptr::NonNull;
+use std::ptr::{self, NonNull};
 use std::sync::atomic::Ordering;
 
 /// Every process of the runtime that has not finished, deepest in the spawn
@@ -123,6 +123,7 @@ unsafe fn unwind(p: *mut Proc) {
             return;
         }
         proc.unwinding.set(true);
+        proc.worker.set(ptr::null());
         set_running(NonNull::new_unchecked(p));
         let a = crate::ctx::switch(proc.parent.as_ptr(), proc.sp.get(), crate::proc::UNWIND);
         set_not_running();

@@ -48,6 +48,7 @@ pub(crate) fn worker_thread(shared: Arc<Shared>, index: usize, queue: Worker<Tas
         saw_pending: Cell::new(false),
         nap: Cell::new(NAP_MIN),
         solo: shared.workers.len() == 1,
+        running: Cell::new(ptr::null()),
     };
     context::set_current_worker((&local as *const WorkerLocal).cast());
     local.main_loop();

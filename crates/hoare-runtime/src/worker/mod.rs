@@ -71,6 +71,10 @@ pub(crate) struct WorkerLocal {
     nap: Cell<Duration>,
     /// The runtime has only this worker: nobody steals from its next slot.
     pub(crate) solo: bool,
+    /// The process this worker runs now (set by `enter`, also when a process
+    /// hands the worker straight to the next): what `run_one` finds there when
+    /// a process switches back, without reading the thread-local.
+    running: Cell<*const Proc>,
 }
 
 impl WorkerLocal {

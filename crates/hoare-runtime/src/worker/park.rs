@@ -215,10 +215,10 @@ impl Park for Proc {
         }
         self.waiting.set(w);
         self.parked_sp.set(crate::stack_mark::here());
-        let wl = WorkerLocal::current();
+        let wl = self.worker.get().cast::<WorkerLocal>();
         if !wl.is_null() {
-            // SAFETY: a non-null worker is this thread's, live for its loop; not
-            // used after the switch below.
+            // SAFETY: the worker that entered us runs us (and so lives in its
+            // loop) until we switch away; not used after the switch below.
             let wl = unsafe { &*wl };
             if let Some(next) = wl.next_direct() {
                 // Nobody can unpark us before `release` (the caller holds a lock

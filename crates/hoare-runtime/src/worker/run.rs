@@ -183,6 +183,8 @@ impl WorkerLocal {
             proc.site as *const Location<'static> as *mut _,
             Ordering::Relaxed,
         );
+        self.running.set(p.as_ptr());
+        proc.worker.set((self as *const WorkerLocal).cast());
         // SAFETY: the caller's contract.
         unsafe { set_running(p) };
     }
@@ -226,20 +228,25 @@ impl WorkerLocal {
                 let proc = p.as_ref();
                 crate::ctx::switch(proc.parent.as_ptr(), proc.sp.get(), 0)
             };
-            let p = NonNull::new(crate::proc::current().cast_mut()).expect("running process");
+            // The one that came back is the last one `enter`ed here.
+            let p = self.running.get();
             // SAFETY: the process that came back was running on this worker: ours.
-            t = unsafe { Task::from_ptr(p.as_ptr()) };
-            // SAFETY: as above.
-            let proc = unsafe { p.as_ref() };
-            set_not_running();
+            t = unsafe { Task::from_ptr(p) };
+            let proc = t.proc();
             if a == FINISHED {
+                set_not_running();
                 // SAFETY: the process finished on this worker; we own it.
-                unsafe { self.finish(p.as_ptr()) };
+                unsafe { self.finish(p.cast_mut()) };
                 return;
             }
             // SAFETY: a `Req` on the process's stack, which is suspended until we
             // let it go (copied before anything below can).
             let r = unsafe { *(a as *const Req) };
+            // A yield that goes on (to the yielder or a yielded one) sets the
+            // next process at once: no need to clear first.
+            if !matches!(r, Req::Yield) {
+                set_not_running();
+            }
             match r {
                 // The process holds a lock every unparker must take, so nobody can
                 // race this park: plain stores, then the release publishes them.
@@ -256,7 +263,10 @@ impl WorkerLocal {
                 }
                 Req::Yield => match self.after_yield(t) {
                     Yielded::Again(back) | Yielded::To(back) => t = back,
-                    Yielded::Queued => return,
+                    Yielded::Queued => {
+                        set_not_running();
+                        return;
+                    }
                 },
                 // No timer for this park: its one unpark takes it over with a plain
                 // store (see `ProcState::try_park_sole`).
