@@ -93,6 +93,31 @@ for ex in pipeline hello request_reply dining_philosophers; do
 done
 cargo run --release --quiet --features check --example check_college >/dev/null
 
+# The runtime switches stacks with its own assembly for x86_64 and aarch64
+# (crates/hoare-runtime/src/ctx.rs): the aarch64 half is cross-built and run under
+# qemu-user when the machine has the target, the cross linker and qemu (.ci/run
+# tries to install them; otherwise this step is skipped and says so). Tests that
+# run a child process of their own, or hold wall-clock bounds, stay on x86_64:
+# qemu-user without binfmt cannot exec the child, and it runs several times slower.
+if rustup target list --installed 2>/dev/null | grep -qx aarch64-unknown-linux-gnu &&
+  command -v qemu-aarch64 >/dev/null && command -v aarch64-linux-gnu-gcc >/dev/null; then
+  step "aarch64 (cross-built, run under qemu-aarch64): the examples and the process tests"
+  (
+    export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
+    export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu"
+    a64=(--release --target aarch64-unknown-linux-gnu)
+    cargo test "${a64[@]}" --test runtime --test channels --test alt --test migration \
+      --test large_values --test broadcast --test barriers --test par_comm -- \
+      --skip hoare_workers_env_is_respected --skip stack_overflow_is_reported_and_aborts
+    cargo run "${a64[@]}" --quiet --example pipeline >/dev/null
+    cargo run "${a64[@]}" --quiet --example commstime -- --workers 2 --iters 20000 >/dev/null
+    cargo run "${a64[@]}" --quiet --example ring -- --workers 2 --procs 503 --hops 20000 >/dev/null
+    cargo run "${a64[@]}" --quiet --example yields -- --workers 1 --iters 20000 >/dev/null
+  )
+else
+  echo "aarch64 target, aarch64-linux-gnu-gcc or qemu-aarch64 missing: the aarch64 context switch is not tested" >&2
+fi
+
 step "benchmarks compile"
 cargo bench --workspace --no-run
 
