@@ -1,10 +1,13 @@
 //! CommsTime: prefix → delta → succ → prefix, with delta also feeding a consumer,
-//! over rendezvous channels. Four communications per cycle. Runs the PAR delta
-//! (delta's two outputs in parallel) and the SEQ delta (one after the other).
+//! over rendezvous channels. Four communications per cycle. `--delta seq`: delta
+//! writes its two outputs one after the other, `--delta par`: in parallel (two
+//! new processes per cycle), as Go's `benches/go/cmd/commstime -delta`; each
+//! runs `--iters` cycles. Without `--delta`: PAR for a tenth of the cycles, then
+//! SEQ.
 //!
-//! `cargo run --release --example commstime -- --workers 1 --iters 1000000`
+//! `cargo run --release --example commstime -- --workers 1 --iters 1000000 [--delta seq|par]`
 //!
-//! The last line is machine-readable:
+//! The last line is machine-readable (the last delta run):
 //! `bench=commstime delta=seq workers=N ns_per_comm=X`.
 
 use hoare::{one2one, Receiver, Sender};
@@ -89,18 +92,30 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let workers = arg(&args, "--workers").unwrap_or(1) as usize;
     let iters = arg(&args, "--iters").unwrap_or(1_000_000);
+    // Before, `--delta` was ignored and both ran, so `compare.sh`'s PAR row read
+    // the SEQ figure (the last line) and callgrind's SEQ counts included the PAR
+    // run's spawns.
+    let runs: &[(Delta, u64)] = match args.iter().position(|a| a == "--delta") {
+        None => &[(Delta::Par, iters / 10), (Delta::Seq, iters)],
+        Some(i) => match args.get(i + 1).map(String::as_str) {
+            Some("seq") => &[(Delta::Seq, iters)],
+            Some("par") => &[(Delta::Par, iters)],
+            other => {
+                eprintln!("commstime: --delta must be seq or par, not {other:?}");
+                std::process::exit(2);
+            }
+        },
+    };
     let rt = || hoare::Runtime::builder().workers(workers).build();
-    let par = rt().run(move || commstime(Delta::Par, iters / 10));
-    println!(
-        "commstime PAR delta: {workers} worker(s), {} cycles: {:.1} ns per communication",
-        iters / 10,
-        par
-    );
-    println!("bench=commstime delta=par workers={workers} ns_per_comm={par:.1}");
-    let seq = rt().run(move || commstime(Delta::Seq, iters));
-    println!(
-        "commstime SEQ delta: {workers} worker(s), {iters} cycles: {:.1} ns per communication",
-        seq
-    );
-    println!("bench=commstime delta=seq workers={workers} ns_per_comm={seq:.1}");
+    for &(kind, n) in runs {
+        let ns = rt().run(move || commstime(kind, n));
+        let (name, key) = match kind {
+            Delta::Seq => ("SEQ", "seq"),
+            Delta::Par => ("PAR", "par"),
+        };
+        println!(
+            "commstime {name} delta: {workers} worker(s), {n} cycles: {ns:.1} ns per communication"
+        );
+        println!("bench=commstime delta={key} workers={workers} ns_per_comm={ns:.1}");
+    }
 }

@@ -14,14 +14,34 @@ impl WorkerLocal {
     /// goes to the queue, and then another worker may be needed.
     /// Returns whether it notified other workers (it displaced a task; on a lone
     /// worker, whether the slot was taken).
-    #[inline]
+    ///
+    /// The common case inline (not pinned to another worker, the slot empty: one
+    /// load and one store), the rest out of line (`push_next_slow`): with all of
+    /// it out of line, the wake saved registers and made a call for it (5.8
+    /// instructions more per CommsTime communication, 10 per ring hop).
+    #[inline(always)]
     pub(crate) fn push_next(&self, t: Task) -> bool {
+        let pin = t.proc().pin.get();
+        let next = &self.me().next;
+        let cur = next.load(Ordering::Relaxed);
+        // `PIN_NONE` and `PIN_PENDING` are the two largest values.
+        if cur.is_null() && (pin >= PIN_PENDING || pin as usize == self.index) {
+            // Only this worker stores non-null values (thieves only take), so an
+            // empty slot stays empty until our store: no read-modify-write needed.
+            next.store(t.header().as_ptr(), Ordering::Release);
+            return false;
+        }
+        self.push_next_slow(t)
+    }
+
+    /// `push_next` when the process is pinned to another worker or the slot is
+    /// taken.
+    #[inline(never)]
+    fn push_next_slow(&self, t: Task) -> bool {
         let Some(t) = self.shared().route_pinned(t, self.index) else {
             return true;
         };
         let next = &self.me().next;
-        // Only this worker stores non-null values (thieves only take), so an empty
-        // slot stays empty until our store: no read-modify-write needed then.
         let cur = next.load(Ordering::Relaxed);
         let new = t.header().as_ptr();
         if cur.is_null() {
