@@ -218,10 +218,18 @@ impl WorkerLocal {
     /// The caller holds `t`.
     #[inline(always)]
     unsafe fn run_one(&self, mut t: Task) {
+        // Whether `t` still has to be made the running process: not when a yield
+        // goes on with the yielder, which `enter` left running (a yield clears
+        // nothing, see below).
+        let mut enter = true;
         loop {
             let p = t.header();
-            // SAFETY: we own the process until we hand it on (queue, PARKED, finish).
-            unsafe { self.enter(p) };
+            if enter {
+                // SAFETY: we own the process until we hand it on (queue, PARKED,
+                // finish).
+                unsafe { self.enter(p) };
+            }
+            enter = true;
             // SAFETY: the process is suspended (made at spawn, or in a switch) and
             // ours; it switches back here (itself, or one it handed the worker to).
             let a = unsafe {
@@ -262,7 +270,11 @@ impl WorkerLocal {
                     }
                 }
                 Req::Yield => match self.after_yield(t) {
-                    Yielded::Again(back) | Yielded::To(back) => t = back,
+                    Yielded::Again(back) => {
+                        t = back;
+                        enter = false;
+                    }
+                    Yielded::To(back) => t = back,
                     Yielded::Queued => {
                         set_not_running();
                         return;
