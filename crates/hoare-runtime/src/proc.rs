@@ -96,7 +96,8 @@ pub(crate) struct Proc {
     /// Worker index it is pinned to, or `PIN_NONE` / `PIN_PENDING`.
     pub(crate) pin: Cell<u32>,
     /// Set while the shutdown sweep unwinds this process: it is cancelled (see
-    /// `Park::cancelled`), so none of its operations may suspend it.
+    /// `Park::cancelled`), so none of its operations may suspend it. The sweep
+    /// clears `worker` first: `park_releasing` looks here only when that is null.
     pub(crate) unwinding: Cell<bool>,
     /// Set by a timer that fired this process's `park_until`.
     pub(crate) timed_out: Cell<bool>,

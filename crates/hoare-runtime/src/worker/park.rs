@@ -208,14 +208,17 @@ impl Park for Proc {
         data: *mut (),
         w: &Waiter,
     ) -> bool {
-        if self.unwinding.get() {
+        // Only the shutdown sweep unwinds a process, and it clears `worker`
+        // first: a process on a worker needs no look at `unwinding`.
+        let wl = self.worker.get().cast::<WorkerLocal>();
+        if wl.is_null() && self.unwinding.get() {
             // SAFETY: the caller's contract; we do not park at all.
             unsafe { release(data) };
             return false;
         }
+        debug_assert!(wl.is_null() || !self.unwinding.get());
         self.waiting.set(w);
         self.parked_sp.set(crate::stack_mark::here());
-        let wl = self.worker.get().cast::<WorkerLocal>();
         if !wl.is_null() {
             // SAFETY: the worker that entered us runs us (and so lives in its
             // loop) until we switch away; not used after the switch below.
