@@ -7,6 +7,7 @@
 use crate::context;
 use crate::ctx;
 use crate::stack::Pool;
+use hoare_core::park::Party;
 use hoare_core::sched::ProcState;
 use hoare_core::waiter::Waiter;
 use std::cell::Cell;
@@ -103,6 +104,8 @@ pub(crate) struct Proc {
     pub(crate) timed_out: Cell<bool>,
     /// Whether the slot holds a process that has not finished (shutdown sweep).
     pub(crate) live: Cell<bool>,
+    /// Polls left before a yield (see `BUDGET`); every yield refills it.
+    pub(crate) budget: Cell<u32>,
     // Second cache line: running and parking.
     /// The waiter of the wait the process parked in last (null: a plain sleep).
     /// Valid while it is parked; read by the shutdown sweep (see
@@ -111,11 +114,13 @@ pub(crate) struct Proc {
     /// The stack pointer when it parked last (see `stack_mark`): where a report
     /// starts looking for the ends it holds.
     pub(crate) parked_sp: Cell<usize>,
+    /// This process as the core's current party while it runs (see
+    /// `set_running`): every blocking operation reads it.
+    pub(crate) party: Party,
     pub(crate) id: u64,
     /// Where it was spawned (for reports).
     pub(crate) site: &'static Location<'static>,
-    /// Polls left before a yield (see `BUDGET`); every yield refills it.
-    pub(crate) budget: Cell<u32>,
+    // Third: the rest.
     /// Depth in the spawn tree (a process spawned by a process is one deeper). The
     /// shutdown sweep unwinds deeper processes first, so a scoped child always goes
     /// before the ancestor whose stack it borrows from.
@@ -123,7 +128,6 @@ pub(crate) struct Proc {
     pub(crate) pool: *const Pool,
     /// Start of the slot (its guard page), for the overflow handler.
     pub(crate) slot: usize,
-    // Third: the rest.
     pub(crate) name: Option<Box<str>>,
     /// Heap memory its body owns until it returns (`start..end`; empty: none):
     /// a boxed `par` branch keeps the ends it captured there, not on its stack,
@@ -134,7 +138,10 @@ pub(crate) struct Proc {
 
 // The wake and the resume read one cache line (headers are 64-byte aligned, see
 // `stack::colour`): keep what they read in the first 64 bytes.
-const _: () = assert!(std::mem::offset_of!(Proc, unwinding) < 64);
+const _: () = assert!(std::mem::offset_of!(Proc, budget) < 64);
+// A park reads the second line only.
+const _: () = assert!(std::mem::offset_of!(Proc, waiting) >= 56);
+const _: () = assert!(std::mem::offset_of!(Proc, site) + 8 <= 128);
 
 /// Size of the process header reserved at the top of each stack slot.
 pub(crate) const HEADER: usize = std::mem::size_of::<Proc>();

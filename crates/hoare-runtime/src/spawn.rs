@@ -133,6 +133,7 @@ where
                 unwinding: Cell::new(false),
                 waiting: Cell::new(ptr::null()),
                 parked_sp: Cell::new(0),
+                party: Proc::party_at(hp),
                 captures: opts.captures,
                 live: Cell::new(true),
                 timer: Cell::new(None),

@@ -9,7 +9,7 @@ use super::raw::{RawChan, Reason, Side};
 use super::rendezvous;
 use super::select::{complete_recv, complete_send, Deal, FinishOnDrop, SelectLock, Selected};
 use super::waitq::Entry;
-use crate::park::{self, Park};
+use crate::park::{self, Park, Unparker};
 use crate::registration::{Registration, Withdraw};
 use crate::wait::{self, WaitOn};
 use crate::waiter::{Outcome, Waiter, CANCELLED};
@@ -194,11 +194,12 @@ impl<T> RawChan<T> {
         unsafe { WaitOn::new(self as *const Self as *const (), f) }
     }
 
-    /// A waiter for the current party `p`, blocking in `op` on this channel (the
-    /// opening of [`block`](Self::block) and [`block_plain`](Self::block_plain)).
+    /// A waiter for the current party (unparked by `u`), blocking in `op` on this
+    /// channel (the opening of [`block`](Self::block) and
+    /// [`block_plain`](Self::block_plain)).
     #[inline(always)]
-    fn waiter(&self, p: &dyn Park, op: ChanOp) -> Waiter {
-        Waiter::new(p.unparker()).on(self.wait_on(op))
+    fn waiter(&self, u: Unparker, op: ChanOp) -> Waiter {
+        Waiter::new(u).on(self.wait_on(op))
     }
 
     /// The registration of `waiter`, just put in one of this channel's queues:
@@ -231,8 +232,8 @@ impl<T> RawChan<T> {
         register: impl FnOnce(&mut G, *const Waiter),
         done: impl FnOnce(Outcome) -> R,
     ) -> R {
-        park::with_current(|p| {
-            let waiter = self.waiter(p, op);
+        park::with_current_unparker(|p, u| {
+            let waiter = self.waiter(u, op);
             register(&mut g, &waiter);
             let reg = self.registration(&waiter);
             let out = match deadline {
@@ -277,8 +278,8 @@ impl<T> RawChan<T> {
         op: ChanOp,
         register: impl FnOnce(&mut SelectLock<'a, T>, *const Waiter),
     ) -> bool {
-        park::with_current(|p| {
-            let waiter = self.waiter(p, op);
+        park::with_current_unparker(|p, u| {
+            let waiter = self.waiter(u, op);
             register(&mut g, &waiter);
             let reg = self.registration(&waiter);
             // SAFETY: the caller's contract is the one `park_releasing` needs; the

@@ -6,7 +6,7 @@
 use super::WorkerLocal;
 use crate::context;
 use crate::proc::{Proc, Req, Task};
-use hoare_core::park::{self, Park, Unparker};
+use hoare_core::park::{self, Park, Party, Unparker};
 use hoare_core::registration::{Registration, Withdraw};
 use hoare_core::waiter::Waiter;
 use std::ptr::{self, NonNull};
@@ -21,16 +21,15 @@ use std::time::Instant;
 #[inline(always)]
 pub(crate) unsafe fn set_running(p: NonNull<Proc>) {
     context::set_current_proc(p.as_ptr().cast_const().cast());
-    let dynp: NonNull<dyn Park> = p;
-    // SAFETY: the caller's contract.
-    unsafe { park::set_current_process(Some(dynp)) };
+    // SAFETY: the caller's contract; the party lives in `p`'s header.
+    unsafe { park::set_current_party(&p.as_ref().party) };
 }
 
 /// No process runs on this thread any more (see `set_running`).
 #[inline(always)]
 pub(crate) fn set_not_running() {
     // SAFETY: unsetting is always sound.
-    unsafe { park::set_current_process(None) };
+    unsafe { park::set_current_party(ptr::null()) };
     context::set_current_proc(ptr::null());
 }
 
@@ -251,8 +250,23 @@ impl Park for Proc {
     }
 
     fn unparker(&self) -> Unparker {
-        // SAFETY: `unpark_raw` only touches the header until the CAS that lets the
-        // process observe the unpark, and takes ownership otherwise.
-        unsafe { Unparker::from_raw(self as *const Proc as *const (), Proc::unpark_raw) }
+        self.party.unparker()
+    }
+}
+
+impl Proc {
+    /// The core's view of the process whose header is (to be) at `p` (its
+    /// `party` field): the party and its unparker. Does not read `p`.
+    pub(crate) fn party_at(p: *const Proc) -> Party {
+        let dynp: NonNull<dyn Park> = NonNull::new(p.cast_mut()).expect("a header");
+        // SAFETY: `unpark_raw` only touches the header until the transition that
+        // lets the process observe the unpark, and takes ownership otherwise; it
+        // is the unparker `Park::unparker` returns (the one made here).
+        unsafe {
+            Party::from_parts(
+                dynp,
+                Unparker::from_raw(p.cast::<()>(), Proc::unpark_raw),
+            )
+        }
     }
 }
