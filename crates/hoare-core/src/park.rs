@@ -273,26 +273,41 @@ pub(crate) unsafe fn park_releasing<G>(p: &dyn Park, guard: G, w: &Waiter) -> bo
 pub struct Party {
     park: NonNull<dyn Park>,
     unparker: Unparker,
+    owner: *const (),
 }
 
 impl Party {
-    /// The party `park`, with its own [`unparker`](Park::unparker).
+    /// The party `park`, with its own [`unparker`](Park::unparker) and no owner.
     ///
     /// # Safety
     /// `park` points to a valid party.
     pub unsafe fn new(park: NonNull<dyn Park>) -> Self {
         // SAFETY: the caller's contract.
         let unparker = unsafe { park.as_ref() }.unparker();
-        Self { park, unparker }
+        Self {
+            park,
+            unparker,
+            owner: std::ptr::null(),
+        }
     }
 
-    /// The party `park` with `unparker`, without reading `park` (for a party
+    /// The party `park` with `unparker`, and `owner`: whatever the runtime
+    /// that installs it wants [`current_owner`] to return while it runs (a
+    /// runtime's record of its process). Does not read `park` (for a party
     /// whose memory is not initialised yet).
     ///
     /// # Safety
     /// `unparker` is what `park`'s [`Park::unparker`] returns.
-    pub const unsafe fn from_parts(park: NonNull<dyn Park>, unparker: Unparker) -> Self {
-        Self { park, unparker }
+    pub const unsafe fn from_parts(
+        park: NonNull<dyn Park>,
+        unparker: Unparker,
+        owner: *const (),
+    ) -> Self {
+        Self {
+            park,
+            unparker,
+            owner,
+        }
     }
 
     /// The party's unparker.
@@ -380,6 +395,25 @@ pub fn spend_budget() {
 #[inline(never)]
 fn current_party() -> *const Party {
     CURRENT_PARTY.with(|c| c.get())
+}
+
+/// The owner of the party installed on this OS thread (see
+/// [`Party::from_parts`]; null: none installed, or it has none): how a runtime
+/// finds its own record of the running process through the core's one
+/// thread-local. Read afresh on every call (never inlined: see
+/// [`with_current`]); async-signal-safe (a plain thread-local read).
+///
+/// ```
+/// assert!(hoare_core::park::current_owner().is_null());
+/// ```
+#[inline(never)]
+pub fn current_owner() -> *const () {
+    let p = CURRENT_PARTY.with(|c| c.get());
+    if p.is_null() {
+        return std::ptr::null();
+    }
+    // SAFETY: `set_current_party`'s contract keeps the installed party valid.
+    unsafe { (*p).owner }
 }
 
 /// Whether a runtime installed a process on this thread (see [`set_current_party`]),

@@ -20,7 +20,6 @@ use std::time::Instant;
 /// `p` stays valid and runs on this thread until then.
 #[inline(always)]
 pub(crate) unsafe fn set_running(p: NonNull<Proc>) {
-    context::set_current_proc(p.as_ptr().cast_const().cast());
     // SAFETY: the caller's contract; the party lives in `p`'s header.
     unsafe { park::set_current_party(&p.as_ref().party) };
 }
@@ -30,7 +29,6 @@ pub(crate) unsafe fn set_running(p: NonNull<Proc>) {
 pub(crate) fn set_not_running() {
     // SAFETY: unsetting is always sound.
     unsafe { park::set_current_party(ptr::null()) };
-    context::set_current_proc(ptr::null());
 }
 
 impl Proc {
@@ -256,7 +254,8 @@ impl Park for Proc {
 
 impl Proc {
     /// The core's view of the process whose header is (to be) at `p` (its
-    /// `party` field): the party and its unparker. Does not read `p`.
+    /// `party` field): the party, its unparker, and itself as the owner (what
+    /// `proc::current` reads back). Does not read `p`.
     pub(crate) fn party_at(p: *const Proc) -> Party {
         let dynp: NonNull<dyn Park> = NonNull::new(p.cast_mut()).expect("a header");
         // SAFETY: `unpark_raw` only touches the header until the transition that
@@ -266,6 +265,7 @@ impl Proc {
             Party::from_parts(
                 dynp,
                 Unparker::from_raw(p.cast::<()>(), Proc::unpark_raw),
+                p.cast::<()>(),
             )
         }
     }
