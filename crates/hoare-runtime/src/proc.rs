@@ -202,18 +202,25 @@ impl Proc {
 /// `arg` is what that switch passed.
 #[inline(always)]
 pub(crate) unsafe fn landed(arg: usize) {
-    if arg == 0 {
-        return;
+    // One comparison on a direct hand-off (every `Handoff` address is above the
+    // small constants).
+    if arg > UNWIND {
+        // SAFETY: a handoff on the previous process's stack, which is suspended and
+        // resumable by nobody until its release below.
+        unsafe {
+            let h = &*(arg as *const Handoff);
+            (h.release)(h.data);
+        }
+    } else if arg == UNWIND {
+        forced_unwind();
     }
-    if arg == UNWIND {
-        std::panic::resume_unwind(Box::new(ForcedUnwind));
-    }
-    // SAFETY: a handoff on the previous process's stack, which is suspended and
-    // resumable by nobody until its release below.
-    unsafe {
-        let h = &*(arg as *const Handoff);
-        (h.release)(h.data);
-    }
+}
+
+/// Starts the shutdown sweep's forced unwinding of the running process.
+#[cold]
+#[inline(never)]
+fn forced_unwind() -> ! {
+    std::panic::resume_unwind(Box::new(ForcedUnwind));
 }
 
 /// The process running on this thread (null: none). Its header is valid while it
