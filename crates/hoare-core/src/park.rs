@@ -41,6 +41,7 @@ use crate::sync::{self, AtomicBool, AtomicUsize, Ordering};
 use crate::waiter::Waiter;
 use std::cell::Cell;
 use std::mem::ManuallyDrop;
+use std::sync::atomic::AtomicBool as AtomicBoolStd;
 use std::ptr::NonNull;
 use std::time::Instant;
 
@@ -144,6 +145,25 @@ pub trait Park {
         }
         self.park(w);
         true
+    }
+
+    /// [`park_releasing`](Park::park_releasing) whose release is the unlock of
+    /// `lock` (a release store of `false`): a runtime can carry the lock's
+    /// address through its switch instead of a function and its data. A
+    /// channel's wait without a deadline parks this way.
+    ///
+    /// # Safety
+    /// As [`park_releasing`](Park::park_releasing), with `lock` held by the
+    /// caller (unlocking it is the release); `lock`'s address is even.
+    unsafe fn park_unlocking(&self, lock: &AtomicBoolStd, w: &Waiter) -> bool {
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.park_releasing(
+                unlock_raw,
+                lock as *const AtomicBoolStd as *mut (),
+                w,
+            )
+        }
     }
 
     /// Whether the runtime is cancelling this party: it shut down while the party
@@ -314,6 +334,16 @@ impl Party {
     pub fn unparker(&self) -> Unparker {
         self.unparker
     }
+}
+
+/// Releases the lock whose flag is at `data` (see [`Park::park_unlocking`]).
+///
+/// # Safety
+/// `data` points to a held lock's flag (an [`AtomicBoolStd`]), valid for the call.
+#[inline]
+pub unsafe fn unlock_raw(data: *mut ()) {
+    // SAFETY: the caller's contract.
+    unsafe { (*(data as *const AtomicBoolStd)).store(false, std::sync::atomic::Ordering::Release) };
 }
 
 sync::thread_local_static! {

@@ -36,6 +36,10 @@ pub(crate) const FINISHED: usize = 1;
 /// What a `switch` into a process carries: nothing to do (0), this (the shutdown
 /// sweep unwinds it), or a `*const Handoff` on the previous process's stack.
 pub(crate) const UNWIND: usize = 2;
+/// The tag of what a direct hand-off carries when the release is a lock's unlock
+/// (`Park::park_unlocking`): the lock flag's (even) address with this bit set.
+/// (`FINISHED`, which has it too, never goes into a process.)
+pub(crate) const UNLOCK: usize = 1;
 
 /// What the process a worker switched to directly must finish for the one it
 /// came from, once that one's stack is left: the release of its park.
@@ -202,8 +206,13 @@ impl Proc {
 /// `arg` is what that switch passed.
 #[inline(always)]
 pub(crate) unsafe fn landed(arg: usize) {
-    // One comparison on a direct hand-off (every `Handoff` address is above the
-    // small constants).
+    if arg & UNLOCK != 0 {
+        // SAFETY: the flag of a lock the previous process held, whose release
+        // this is (see `Proc::park_then`).
+        unsafe { hoare_core::park::unlock_raw((arg & !UNLOCK) as *mut ()) };
+        return;
+    }
+    // Every `Handoff` address is above the small constants.
     if arg > UNWIND {
         // SAFETY: a handoff on the previous process's stack, which is suspended and
         // resumable by nobody until its release below.

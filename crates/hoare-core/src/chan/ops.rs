@@ -285,7 +285,7 @@ impl<T> RawChan<T> {
             // SAFETY: the caller's contract is the one `park_releasing` needs; the
             // waiter's one unpark comes from a party that took this channel's lock
             // after `g` was released.
-            if unsafe { park::park_releasing(p, g, &waiter) } {
+            if unsafe { g.park_unlocking(p, &waiter) } {
                 // The committer popped the entry (or poison drained the queue).
                 reg.finished();
                 return waiter.is_done_plain();

@@ -10,6 +10,7 @@ use hoare_core::park::{self, Park, Party, Unparker};
 use hoare_core::registration::{Registration, Withdraw};
 use hoare_core::waiter::Waiter;
 use std::ptr::{self, NonNull};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -52,6 +53,66 @@ impl Proc {
             let arg = crate::ctx::switch(self.sp.as_ptr(), n.sp.get(), handoff);
             crate::proc::landed(arg);
         }
+    }
+
+    /// Parks this process with `release(data)` called once nobody but its
+    /// unparker can resume it (`Park::park_releasing`): handing the worker
+    /// straight to the next process when there is one, which then finishes the
+    /// release (`proc::landed`) from `tagged` (a lock flag's address tagged
+    /// `UNLOCK`), or, when `tagged` is 0, from a `Handoff` of `release` and
+    /// `data` on this frame.
+    ///
+    /// # Safety
+    /// As `Park::park_releasing`; a non-zero `tagged` releases as `release(data)`.
+    #[inline(always)]
+    unsafe fn park_then(
+        &self,
+        release: unsafe fn(*mut ()),
+        data: *mut (),
+        tagged: usize,
+        w: &Waiter,
+    ) -> bool {
+        // Only the shutdown sweep unwinds a process, and it clears `worker`
+        // first: a process on a worker needs no look at `unwinding`.
+        let wl = self.worker.get().cast::<WorkerLocal>();
+        if wl.is_null() && self.unwinding.get() {
+            // SAFETY: the caller's contract; we do not park at all.
+            unsafe { release(data) };
+            return false;
+        }
+        debug_assert!(wl.is_null() || !self.unwinding.get());
+        self.waiting.set(w);
+        self.parked_sp.set(crate::stack_mark::here());
+        if !wl.is_null() {
+            // SAFETY: the worker that entered us runs us (and so lives in its
+            // loop) until we switch away; not used after the switch below.
+            let wl = unsafe { &*wl };
+            if let Some(next) = wl.next_direct() {
+                // Nobody can unpark us before `release` (the caller holds a lock
+                // every unparker takes): plain stores, as the worker would.
+                if !self.state.park_sole_uncontended() {
+                    // An unpark came first: we go on; `next` goes back.
+                    let _ = wl.push_next(next);
+                    // SAFETY: the caller's contract.
+                    unsafe { release(data) };
+                    return true;
+                }
+                let h = crate::proc::Handoff { release, data };
+                let arg = if tagged != 0 {
+                    tagged
+                } else {
+                    &h as *const crate::proc::Handoff as usize
+                };
+                // SAFETY: we hold `next`'s task; nobody can unpark us before
+                // `next` releases (once our stack is left).
+                unsafe { self.hand_to(wl, next, arg) };
+                return true;
+            }
+        }
+        // The worker parks us and then calls `release` (see `WorkerLocal::run_one`);
+        // as with `park`, it resumes us only after our one unpark.
+        self.suspend(Req::ParkRelease(release, data));
+        true
     }
 
     fn cancel_timer(&self) {
@@ -205,42 +266,23 @@ impl Park for Proc {
         data: *mut (),
         w: &Waiter,
     ) -> bool {
-        // Only the shutdown sweep unwinds a process, and it clears `worker`
-        // first: a process on a worker needs no look at `unwinding`.
-        let wl = self.worker.get().cast::<WorkerLocal>();
-        if wl.is_null() && self.unwinding.get() {
-            // SAFETY: the caller's contract; we do not park at all.
-            unsafe { release(data) };
-            return false;
+        // SAFETY: the caller's contract.
+        unsafe { self.park_then(release, data, 0, w) }
+    }
+
+    #[inline]
+    unsafe fn park_unlocking(&self, lock: &AtomicBool, w: &Waiter) -> bool {
+        let flag = lock as *const AtomicBool;
+        // SAFETY: the caller's contract (the flag's address is even, so the
+        // tagged address says "unlock" to `landed`).
+        unsafe {
+            self.park_then(
+                park::unlock_raw,
+                flag.cast_mut().cast(),
+                flag as usize | crate::proc::UNLOCK,
+                w,
+            )
         }
-        debug_assert!(wl.is_null() || !self.unwinding.get());
-        self.waiting.set(w);
-        self.parked_sp.set(crate::stack_mark::here());
-        if !wl.is_null() {
-            // SAFETY: the worker that entered us runs us (and so lives in its
-            // loop) until we switch away; not used after the switch below.
-            let wl = unsafe { &*wl };
-            if let Some(next) = wl.next_direct() {
-                // Nobody can unpark us before `release` (the caller holds a lock
-                // every unparker takes): plain stores, as the worker would.
-                if !self.state.park_sole_uncontended() {
-                    // An unpark came first: we go on; `next` goes back.
-                    let _ = wl.push_next(next);
-                    // SAFETY: the caller's contract.
-                    unsafe { release(data) };
-                    return true;
-                }
-                let h = crate::proc::Handoff { release, data };
-                // SAFETY: we hold `next`'s task; nobody can unpark us before
-                // `next` calls `release` (once our stack is left).
-                unsafe { self.hand_to(wl, next, &h as *const crate::proc::Handoff as usize) };
-                return true;
-            }
-        }
-        // The worker parks us and then calls `release` (see `WorkerLocal::run_one`);
-        // as with `park`, it resumes us only after our one unpark.
-        self.suspend(Req::ParkRelease(release, data));
-        true
     }
 
     fn cancelled(&self) -> bool {
