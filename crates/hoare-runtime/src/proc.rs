@@ -89,7 +89,9 @@ pub(crate) struct Proc {
     /// here: the runtime's state is defined above this module, since its queues
     /// hold processes.
     pub(crate) shared: *const (),
-    /// Its saved stack pointer while suspended (see `ctx`).
+    /// Its saved stack pointer while suspended (see `ctx`): also where a report
+    /// starts looking for the ends a parked process holds (see `stack_mark`),
+    /// since everything its switch saved lies above it.
     pub(crate) sp: Cell<usize>,
     /// While it runs: where whoever resumed it (its worker, or the sweep) saved
     /// itself; a process's suspend switches there.
@@ -115,9 +117,6 @@ pub(crate) struct Proc {
     /// Valid while it is parked; read by the shutdown sweep (see
     /// `Waiter::is_held`).
     pub(crate) waiting: Cell<*const Waiter>,
-    /// The stack pointer when it parked last (see `stack_mark`): where a report
-    /// starts looking for the ends it holds.
-    pub(crate) parked_sp: Cell<usize>,
     /// This process as the core's current party while it runs (see
     /// `set_running`): every blocking operation reads it.
     pub(crate) party: Party,

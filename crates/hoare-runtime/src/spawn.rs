@@ -132,7 +132,6 @@ where
                 timed_out: Cell::new(false),
                 unwinding: Cell::new(false),
                 waiting: Cell::new(ptr::null()),
-                parked_sp: Cell::new(0),
                 party: Proc::party_at(hp),
                 captures: opts.captures,
                 live: Cell::new(true),

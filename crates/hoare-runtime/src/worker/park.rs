@@ -82,7 +82,6 @@ impl Proc {
         }
         debug_assert!(wl.is_null() || !self.unwinding.get());
         self.waiting.set(w);
-        self.parked_sp.set(crate::stack_mark::here());
         if !wl.is_null() {
             // SAFETY: the worker that entered us runs us (and so lives in its
             // loop) until we switch away; not used after the switch below.
@@ -230,7 +229,6 @@ impl Park for Proc {
             return self.wait_token_unwinding();
         }
         self.waiting.set(w);
-        self.parked_sp.set(crate::stack_mark::here());
         self.suspend(Req::Park);
         // The worker only resumes us after someone unparked us: no spurious return.
     }
@@ -251,7 +249,6 @@ impl Park for Proc {
         }
         self.waiting
             .set(w.map_or(ptr::null(), |w| w as *const Waiter));
-        self.parked_sp.set(crate::stack_mark::here());
         // The worker arms the timer once we are suspended; this takes the entry
         // out again on every way out (unparked first, or the stack unwound).
         let _reg = Registration::without_waiter(TimerSite(self));
