@@ -41,8 +41,8 @@ use crate::sync::{self, AtomicBool, AtomicUsize, Ordering};
 use crate::waiter::Waiter;
 use std::cell::Cell;
 use std::mem::ManuallyDrop;
-use std::sync::atomic::AtomicBool as AtomicBoolStd;
 use std::ptr::NonNull;
+use std::sync::atomic::AtomicBool as AtomicBoolStd;
 use std::time::Instant;
 
 /// Wakes one parked party. `Copy` and without a reference count, so waking costs
@@ -157,13 +157,7 @@ pub trait Park {
     /// caller (unlocking it is the release); `lock`'s address is even.
     unsafe fn park_unlocking(&self, lock: &AtomicBoolStd, w: &Waiter) -> bool {
         // SAFETY: the caller's contract.
-        unsafe {
-            self.park_releasing(
-                unlock_raw,
-                lock as *const AtomicBoolStd as *mut (),
-                w,
-            )
-        }
+        unsafe { self.park_releasing(unlock_raw, lock as *const AtomicBoolStd as *mut (), w) }
     }
 
     /// Whether the runtime is cancelling this party: it shut down while the party

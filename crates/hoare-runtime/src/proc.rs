@@ -13,7 +13,7 @@ use hoare_core::waiter::Waiter;
 use std::cell::Cell;
 use std::panic::Location;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::time::Instant;
 
 /// What a process asks of its worker when it suspends.
@@ -146,8 +146,30 @@ const _: () = assert!(std::mem::offset_of!(Proc, budget) < 64);
 const _: () = assert!(std::mem::offset_of!(Proc, waiting) >= 56);
 const _: () = assert!(std::mem::offset_of!(Proc, site) + 8 <= 128);
 
-/// Size of the process header reserved at the top of each stack slot.
-pub(crate) const HEADER: usize = std::mem::size_of::<Proc>();
+/// Size of the process header reserved at the top of each stack slot: the
+/// `Proc`, then its `ProcTag`.
+pub(crate) const HEADER: usize = std::mem::size_of::<Proc>() + std::mem::size_of::<ProcTag>();
+
+/// A process's id and spawn site again, right after its `Proc` in the slot, for
+/// the one reader that may look at a header it does not own: shutdown naming the
+/// process that keeps a worker, through `WorkerShared::running`, which may be
+/// stale by then (the process may have finished and its slot been taken by
+/// another). So this memory is only ever accessed atomically (spawn stores into
+/// it; any bytes are a valid value), and a stale read names a wrong process, not
+/// undefined behaviour. Kept out of the `Proc`, which is written whole.
+#[repr(C)]
+pub(crate) struct ProcTag {
+    pub(crate) id: AtomicU64,
+    pub(crate) site: AtomicPtr<Location<'static>>,
+}
+
+impl ProcTag {
+    /// The tag of the process whose header is at `p` (no access).
+    #[inline(always)]
+    pub(crate) fn of(p: *const Proc) -> *const ProcTag {
+        p.wrapping_add(1).cast()
+    }
+}
 
 impl Proc {
     /// The name for diagnostics.
