@@ -86,15 +86,14 @@ impl<T> Drop for ReleaseOnDrop<'_, T> {
 /// out (it pops the entry it claims, poison drains the queue).
 struct ChanSite<'a, T> {
     chan: &'a RawChan<T>,
-    waiter: *const Waiter,
 }
 
 impl<T> Withdraw for ChanSite<'_, T> {
     #[inline]
-    fn withdraw(&mut self) -> bool {
-        // SAFETY: the waiter lives in `block`'s frame, which holds this site.
-        if !unsafe { (*self.waiter).is_done() } {
-            self.chan.lock().unregister(self.waiter);
+    fn withdraw(&mut self, waiter: Option<&Waiter>) -> bool {
+        let w = waiter.expect("a channel's registration has a waiter");
+        if !w.is_done() {
+            self.chan.lock().unregister(w);
         }
         false
     }
@@ -206,7 +205,7 @@ impl<T> RawChan<T> {
     /// takes its entry out again on every way out that leaves it behind.
     #[inline(always)]
     fn registration<'w>(&'w self, waiter: &'w Waiter) -> Registration<'w, ChanSite<'w, T>> {
-        Registration::new(ChanSite { chan: self, waiter }, waiter)
+        Registration::new(ChanSite { chan: self }, waiter)
     }
 
     /// Blocks the current party on this channel: makes its waiter, lets `register`

@@ -203,7 +203,7 @@ struct TimerSite<'a>(&'a Proc);
 
 impl Withdraw for TimerSite<'_> {
     #[inline]
-    fn withdraw(&mut self) -> bool {
+    fn withdraw(&mut self, _: Option<&Waiter>) -> bool {
         self.0.cancel_timer();
         false
     }
