@@ -612,7 +612,8 @@ struct BarrierSite<'a> {
 }
 
 impl Withdraw for BarrierSite<'_> {
-    fn withdraw(&mut self) -> bool {
+    // The waiter is the node's (`self.node.waiter`).
+    fn withdraw(&mut self, _: Option<&Waiter>) -> bool {
         if self.node.waiter.is_waiting() {
             self.inner.broken.store(true, Ordering::Release);
             *self.home = LOST;

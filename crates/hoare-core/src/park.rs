@@ -42,6 +42,7 @@ use crate::waiter::Waiter;
 use std::cell::Cell;
 use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
+use std::sync::atomic::AtomicBool as AtomicBoolStd;
 use std::time::Instant;
 
 /// Wakes one parked party. `Copy` and without a reference count, so waking costs
@@ -144,6 +145,19 @@ pub trait Park {
         }
         self.park(w);
         true
+    }
+
+    /// [`park_releasing`](Park::park_releasing) whose release is the unlock of
+    /// `lock` (a release store of `false`): a runtime can carry the lock's
+    /// address through its switch instead of a function and its data. A
+    /// channel's wait without a deadline parks this way.
+    ///
+    /// # Safety
+    /// As [`park_releasing`](Park::park_releasing), with `lock` held by the
+    /// caller (unlocking it is the release); `lock`'s address is even.
+    unsafe fn park_unlocking(&self, lock: &AtomicBoolStd, w: &Waiter) -> bool {
+        // SAFETY: the caller's contract.
+        unsafe { self.park_releasing(unlock_raw, lock as *const AtomicBoolStd as *mut (), w) }
     }
 
     /// Whether the runtime is cancelling this party: it shut down while the party
@@ -250,20 +264,97 @@ pub(crate) unsafe fn park_releasing<G>(p: &dyn Park, guard: G, w: &Waiter) -> bo
     }
 }
 
-sync::thread_local_static! {
-    static CURRENT_PROCESS: Cell<Option<NonNull<dyn Park>>> = const { Cell::new(None) };
+/// A party as a runtime installs it on a thread (see [`set_current_party`]): the
+/// party and the unparker of its waits, so that a blocking operation finds both
+/// through one thread-local word, without a virtual call for the unparker. A
+/// runtime keeps one where it stays put while the party runs (a process in its
+/// header).
+///
+/// ```
+/// use hoare_core::park::{self, Park, Party, ThreadParker};
+/// use std::ptr::NonNull;
+/// let t = ThreadParker::current();
+/// // SAFETY: `t` outlives the party's installation, which ends below.
+/// let party = unsafe { Party::new(NonNull::from(&*t as &dyn Park)) };
+/// // SAFETY: `party` and `t` stay valid until the reset, and run on this thread.
+/// unsafe { park::set_current_party(&party) };
+/// assert!(park::in_process());
+/// // SAFETY: unsetting is always sound.
+/// unsafe { park::set_current_party(std::ptr::null()) };
+/// assert!(!park::in_process());
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Party {
+    park: NonNull<dyn Park>,
+    unparker: Unparker,
+    owner: *const (),
 }
 
-/// Tells the core which process runs on this OS thread from now on (`None`: the
-/// thread itself). The runtime calls this each time it resumes or suspends a process.
+impl Party {
+    /// The party `park`, with its own [`unparker`](Park::unparker) and no owner.
+    ///
+    /// # Safety
+    /// `park` points to a valid party.
+    pub unsafe fn new(park: NonNull<dyn Park>) -> Self {
+        // SAFETY: the caller's contract.
+        let unparker = unsafe { park.as_ref() }.unparker();
+        Self {
+            park,
+            unparker,
+            owner: std::ptr::null(),
+        }
+    }
+
+    /// The party `park` with `unparker`, and `owner`: whatever the runtime
+    /// that installs it wants [`current_owner`] to return while it runs (a
+    /// runtime's record of its process). Does not read `park` (for a party
+    /// whose memory is not initialised yet).
+    ///
+    /// # Safety
+    /// `unparker` is what `park`'s [`Park::unparker`] returns.
+    pub const unsafe fn from_parts(
+        park: NonNull<dyn Park>,
+        unparker: Unparker,
+        owner: *const (),
+    ) -> Self {
+        Self {
+            park,
+            unparker,
+            owner,
+        }
+    }
+
+    /// The party's unparker.
+    pub fn unparker(&self) -> Unparker {
+        self.unparker
+    }
+}
+
+/// Releases the lock whose flag is at `data` (see [`Park::park_unlocking`]).
 ///
 /// # Safety
-/// While set, the pointee must stay valid and must be the party that runs on this
-/// thread; the caller resets it before the pointee is suspended on another thread or
-/// freed.
+/// `data` points to a held lock's flag (an [`AtomicBoolStd`]), valid for the call.
 #[inline]
-pub unsafe fn set_current_process(p: Option<NonNull<dyn Park>>) {
-    CURRENT_PROCESS.with(|c| c.set(p));
+pub unsafe fn unlock_raw(data: *mut ()) {
+    // SAFETY: the caller's contract.
+    unsafe { (*(data as *const AtomicBoolStd)).store(false, std::sync::atomic::Ordering::Release) };
+}
+
+sync::thread_local_static! {
+    static CURRENT_PARTY: Cell<*const Party> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Tells the core which party runs on this OS thread from now on (null: the
+/// thread itself). The runtime calls this each time it resumes or suspends a
+/// process.
+///
+/// # Safety
+/// While set, the `Party` and the party it names must stay valid and that party
+/// must be the one that runs on this thread; the caller resets it before the
+/// party is suspended on another thread or freed.
+#[inline]
+pub unsafe fn set_current_party(p: *const Party) {
+    CURRENT_PARTY.with(|c| c.set(p));
 }
 
 /// Runs `f` with the party that is running now: the current process, or else this OS
@@ -280,12 +371,27 @@ pub unsafe fn set_current_process(p: Option<NonNull<dyn Park>>) {
 // after the process migrated to another worker.
 #[inline(always)]
 pub fn with_current<R>(f: impl FnOnce(&dyn Park) -> R) -> R {
-    match current_process() {
-        // SAFETY: `set_current_process`'s contract keeps the process valid while it
-        // runs, and it is the caller, so it runs for the whole of `f`.
-        Some(p) => f(unsafe { p.as_ref() }),
-        None => ThreadParker::with_current(|t| f(t)),
+    let p = current_party();
+    if p.is_null() {
+        return ThreadParker::with_current(|t| f(t));
     }
+    // SAFETY: `set_current_party`'s contract keeps the party valid while it
+    // runs, and it is the caller, so it runs for the whole of `f`.
+    f(unsafe { (*p).park.as_ref() })
+}
+
+/// [`with_current`], with the party's unparker (read from the installed
+/// [`Party`], not asked of the party: the blocking operations' path).
+#[inline(always)]
+pub fn with_current_unparker<R>(f: impl FnOnce(&dyn Park, Unparker) -> R) -> R {
+    let p = current_party();
+    if p.is_null() {
+        return ThreadParker::with_current(|t| f(t, t.unparker()));
+    }
+    // SAFETY: as in `with_current`.
+    let p = unsafe { &*p };
+    // SAFETY: as in `with_current`.
+    f(unsafe { p.park.as_ref() }, p.unparker)
 }
 
 /// Spends one unit of the running process's cooperative budget: called by every
@@ -299,29 +405,49 @@ pub fn with_current<R>(f: impl FnOnce(&dyn Park) -> R) -> R {
 /// for it.
 #[inline]
 pub fn spend_budget() {
-    if let Some(p) = current_process() {
-        // SAFETY: as in `with_current`: the installed process is the caller, valid
+    let p = current_party();
+    if !p.is_null() {
+        // SAFETY: as in `with_current`: the installed party is the caller, valid
         // while it runs. Only the pointer was read from the thread-local, so the
         // yield this may make (and a move to another worker) is harmless.
-        unsafe { p.as_ref() }.spend_budget();
+        unsafe { (*p).park.as_ref() }.spend_budget();
     }
 }
 
-/// The process installed on this OS thread, read afresh on every call (never inlined:
-/// see [`with_current`]).
+/// The party installed on this OS thread, read afresh on every call (never
+/// inlined: see [`with_current`]).
 #[inline(never)]
-fn current_process() -> Option<NonNull<dyn Park>> {
-    CURRENT_PROCESS.with(|c| c.get())
+fn current_party() -> *const Party {
+    CURRENT_PARTY.with(|c| c.get())
 }
 
-/// Whether a runtime installed a process on this thread (see [`set_current_process`]),
+/// The owner of the party installed on this OS thread (see
+/// [`Party::from_parts`]; null: none installed, or it has none): how a runtime
+/// finds its own record of the running process through the core's one
+/// thread-local. Read afresh on every call (never inlined: see
+/// [`with_current`]); async-signal-safe (a plain thread-local read).
+///
+/// ```
+/// assert!(hoare_core::park::current_owner().is_null());
+/// ```
+#[inline(never)]
+pub fn current_owner() -> *const () {
+    let p = CURRENT_PARTY.with(|c| c.get());
+    if p.is_null() {
+        return std::ptr::null();
+    }
+    // SAFETY: `set_current_party`'s contract keeps the installed party valid.
+    unsafe { (*p).owner }
+}
+
+/// Whether a runtime installed a process on this thread (see [`set_current_party`]),
 /// i.e. whether blocking parks a process instead of the OS thread. A runtime's
 /// process on an OS thread of its own (`hoare_runtime::spawn_blocking`) parks its
 /// thread, so this is `false` there; `hoare_runtime::in_process` says whether the
 /// caller is a process of either kind.
 #[inline(never)]
 pub fn in_process() -> bool {
-    CURRENT_PROCESS.with(|c| c.get().is_some())
+    !CURRENT_PARTY.with(|c| c.get()).is_null()
 }
 
 /// Parks a plain OS thread (or a loom thread): a one-token latch over the thread's

@@ -130,13 +130,13 @@ unsafe impl Send for Inner {}
 /// A waiting party's entry, withdrawn when its wait ends.
 struct Site<'a> {
     r: &'a Readiness,
-    w: *const Waiter,
 }
 
 impl Withdraw for Site<'_> {
-    fn withdraw(&mut self) -> bool {
+    fn withdraw(&mut self, waiter: Option<&Waiter>) -> bool {
+        let me: *const Waiter = waiter.expect("a readiness registration has a waiter");
         let mut g = lock(&self.r.inner);
-        g.waiters.retain(|&(_, w)| w != self.w);
+        g.waiters.retain(|&(_, w)| w != me);
         false
     }
 }
@@ -235,7 +235,7 @@ impl Readiness {
             }
             g.waiters.push((interest, &w as *const Waiter));
         }
-        let reg = Registration::new(Site { r: self, w: &w }, &w);
+        let reg = Registration::new(Site { r: self }, &w);
         match w.wait(deadline) {
             Outcome::Done { .. } => {
                 // `set` took the entry out before it woke us.

@@ -21,12 +21,15 @@ use crate::waiter::Waiter;
 
 /// A place a waiting party registered with, that can take the registration back.
 pub trait Withdraw {
-    /// Takes the registration back: afterwards nobody can *start* to commit the
-    /// wait or touch the party's memory through this site (a party that already
-    /// claimed the wait may still finish it). Returns `true` if the waiter may
-    /// still be committed by another party all the same (a private hand-off whose
-    /// partner holds the waiter's address and cannot be told to forget it).
-    fn withdraw(&mut self) -> bool;
+    /// Takes the registration of `waiter` (the registration's, `None` for one
+    /// made [`without_waiter`](Registration::without_waiter)) back: afterwards
+    /// nobody can *start* to commit the wait or touch the party's memory through
+    /// this site (a party that already claimed the wait may still finish it).
+    /// Returns `true` if the waiter may still be committed by another party all
+    /// the same (a private hand-off whose partner holds the waiter's address and
+    /// cannot be told to forget it). The site need not keep the waiter itself:
+    /// the registration hands it over (one copy of it on the waiting frame).
+    fn withdraw(&mut self, waiter: Option<&Waiter>) -> bool;
 }
 
 /// A registration of a waiting party with a site, undone when dropped (see the
@@ -82,7 +85,7 @@ impl<'w, S: Withdraw> Registration<'w, S> {
 
     #[inline]
     fn undo(&mut self) {
-        let reachable = self.site.withdraw();
+        let reachable = self.site.withdraw(self.waiter);
         if let Some(w) = self.waiter {
             if reachable || w.is_claimed() {
                 settle(w, reachable);

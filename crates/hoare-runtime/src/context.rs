@@ -1,6 +1,7 @@
 //! The thread-local context: which process runs on this thread, which worker
 //! this thread is, which runtime a thread process belongs to, and the id of a
-//! thread. Every thread-local of the crate lives here.
+//! thread. Every thread-local of the crate lives here (the running process is
+//! the owner of the core's current party: one thread-local serves both crates).
 //!
 //! **The TLS rule** (DEVELOPERS.md): never keep a thread-local's *address* across
 //! anything that may park, since processes migrate between workers. LLVM takes a
@@ -22,9 +23,6 @@ use std::cell::Cell;
 use std::ptr;
 
 std::thread_local! {
-    /// The process (`Proc`) running on this thread right now (null: none). Read by
-    /// the stack overflow handler, so it must stay a plain const-initialised cell.
-    static CURRENT: Cell<*const ()> = const { Cell::new(ptr::null()) };
     /// The worker (`WorkerLocal`) this thread is (null: not a worker).
     static WORKER: Cell<*const ()> = const { Cell::new(ptr::null()) };
     /// For a thread process: its runtime (`Shared`), which the thread process
@@ -34,17 +32,14 @@ std::thread_local! {
     static THREAD_ID: Cell<u64> = const { Cell::new(0) };
 }
 
-/// The process running on this thread (null: none).
-#[inline(never)]
-pub(crate) fn current_proc() -> *const () {
-    CURRENT.with(|c| c.get())
-}
-
-/// Sets the process running on this thread (null: none). Only for the worker's
-/// own stack and the shutdown sweep, around a resume.
+/// The process (`Proc`) running on this thread (null: none): the owner of the
+/// core's current party, which `worker::set_running` installs (a checking
+/// runtime's processes have none). A plain read of a const-initialised
+/// thread-local, so the stack overflow handler may call it; never inlined (the
+/// core's reader is not).
 #[inline(always)]
-pub(crate) fn set_current_proc(p: *const ()) {
-    CURRENT.with(|c| c.set(p));
+pub(crate) fn current_proc() -> *const () {
+    hoare_core::park::current_owner()
 }
 
 /// The worker this thread is (null: not a worker).

@@ -326,14 +326,15 @@ fn live(sh: &Shared) -> Vec<*mut Proc> {
 }
 
 /// The part of a parked process's stack that `holds` scans: from a little below
-/// where it parked (see `stack_mark`) or its waiter, to its header (the top).
+/// its saved stack pointer (see `stack_mark`: the switch saved its registers
+/// above it) or its waiter, to its header (the top).
 /// And the heap memory its body owns (see `Proc::captures`).
 fn scan_range(proc: &Proc, w: *const Waiter) -> [(usize, usize); 2] {
     let top = proc as *const Proc as usize;
     let limit = proc.slot + crate::stack::GUARD;
     [
         (
-            crate::stack_mark::scan_from(proc.parked_sp.get(), w as usize, limit, top),
+            crate::stack_mark::scan_from(proc.sp.get(), w as usize, limit, top),
             top,
         ),
         proc.captures,

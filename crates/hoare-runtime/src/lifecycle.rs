@@ -13,6 +13,7 @@ use crate::worker::main_loop::worker_thread;
 use crossbeam_deque::{Injector, Worker};
 use hoare_core::sched::Idle;
 use hoare_core::timer::add_clamped;
+use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -220,9 +221,17 @@ impl Core {
                     {
                         continue;
                     }
-                    let id = w.running_id.load(Ordering::Relaxed);
-                    let site = w.running_site.load(Ordering::Relaxed);
-                    // SAFETY: null or a `&'static Location` (see `run_one`).
+                    let tag = w.running.load(Ordering::Relaxed);
+                    let (id, site) = if tag.is_null() {
+                        (0, ptr::null_mut())
+                    } else {
+                        // SAFETY: a tag in a stack slot of one of this runtime's
+                        // pools, which stay mapped while it lives (`sh`), only
+                        // ever accessed atomically (see `ProcTag`).
+                        let t = unsafe { &*tag };
+                        (t.id.load(Ordering::Relaxed), t.site.load(Ordering::Relaxed))
+                    };
+                    // SAFETY: null or a `&'static Location` (see `spawn`).
                     let site =
                         unsafe { site.as_ref() }.map_or_else(|| "?".to_owned(), |l| l.to_string());
                     eprintln!(

@@ -7,12 +7,13 @@
 use crate::context;
 use crate::ctx;
 use crate::stack::Pool;
+use hoare_core::park::Party;
 use hoare_core::sched::ProcState;
 use hoare_core::waiter::Waiter;
 use std::cell::Cell;
 use std::panic::Location;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::time::Instant;
 
 /// What a process asks of its worker when it suspends.
@@ -35,6 +36,10 @@ pub(crate) const FINISHED: usize = 1;
 /// What a `switch` into a process carries: nothing to do (0), this (the shutdown
 /// sweep unwinds it), or a `*const Handoff` on the previous process's stack.
 pub(crate) const UNWIND: usize = 2;
+/// The tag of what a direct hand-off carries when the release is a lock's unlock
+/// (`Park::park_unlocking`): the lock flag's (even) address with this bit set.
+/// (`FINISHED`, which has it too, never goes into a process.)
+pub(crate) const UNLOCK: usize = 1;
 
 /// What the process a worker switched to directly must finish for the one it
 /// came from, once that one's stack is left: the release of its park.
@@ -84,7 +89,9 @@ pub(crate) struct Proc {
     /// here: the runtime's state is defined above this module, since its queues
     /// hold processes.
     pub(crate) shared: *const (),
-    /// Its saved stack pointer while suspended (see `ctx`).
+    /// Its saved stack pointer while suspended (see `ctx`): also where a report
+    /// starts looking for the ends a parked process holds (see `stack_mark`),
+    /// since everything its switch saved lies above it.
     pub(crate) sp: Cell<usize>,
     /// While it runs: where whoever resumed it (its worker, or the sweep) saved
     /// itself; a process's suspend switches there.
@@ -96,25 +103,27 @@ pub(crate) struct Proc {
     /// Worker index it is pinned to, or `PIN_NONE` / `PIN_PENDING`.
     pub(crate) pin: Cell<u32>,
     /// Set while the shutdown sweep unwinds this process: it is cancelled (see
-    /// `Park::cancelled`), so none of its operations may suspend it.
+    /// `Park::cancelled`), so none of its operations may suspend it. The sweep
+    /// clears `worker` first: `park_releasing` looks here only when that is null.
     pub(crate) unwinding: Cell<bool>,
     /// Set by a timer that fired this process's `park_until`.
     pub(crate) timed_out: Cell<bool>,
     /// Whether the slot holds a process that has not finished (shutdown sweep).
     pub(crate) live: Cell<bool>,
+    /// Polls left before a yield (see `BUDGET`); every yield refills it.
+    pub(crate) budget: Cell<u32>,
     // Second cache line: running and parking.
     /// The waiter of the wait the process parked in last (null: a plain sleep).
     /// Valid while it is parked; read by the shutdown sweep (see
     /// `Waiter::is_held`).
     pub(crate) waiting: Cell<*const Waiter>,
-    /// The stack pointer when it parked last (see `stack_mark`): where a report
-    /// starts looking for the ends it holds.
-    pub(crate) parked_sp: Cell<usize>,
+    /// This process as the core's current party while it runs (see
+    /// `set_running`): every blocking operation reads it.
+    pub(crate) party: Party,
     pub(crate) id: u64,
     /// Where it was spawned (for reports).
     pub(crate) site: &'static Location<'static>,
-    /// Polls left before a yield (see `BUDGET`); every yield refills it.
-    pub(crate) budget: Cell<u32>,
+    // Third: the rest.
     /// Depth in the spawn tree (a process spawned by a process is one deeper). The
     /// shutdown sweep unwinds deeper processes first, so a scoped child always goes
     /// before the ancestor whose stack it borrows from.
@@ -122,7 +131,6 @@ pub(crate) struct Proc {
     pub(crate) pool: *const Pool,
     /// Start of the slot (its guard page), for the overflow handler.
     pub(crate) slot: usize,
-    // Third: the rest.
     pub(crate) name: Option<Box<str>>,
     /// Heap memory its body owns until it returns (`start..end`; empty: none):
     /// a boxed `par` branch keeps the ends it captured there, not on its stack,
@@ -133,10 +141,35 @@ pub(crate) struct Proc {
 
 // The wake and the resume read one cache line (headers are 64-byte aligned, see
 // `stack::colour`): keep what they read in the first 64 bytes.
-const _: () = assert!(std::mem::offset_of!(Proc, unwinding) < 64);
+const _: () = assert!(std::mem::offset_of!(Proc, budget) < 64);
+// A park reads the second line only.
+const _: () = assert!(std::mem::offset_of!(Proc, waiting) >= 56);
+const _: () = assert!(std::mem::offset_of!(Proc, site) + 8 <= 128);
 
-/// Size of the process header reserved at the top of each stack slot.
-pub(crate) const HEADER: usize = std::mem::size_of::<Proc>();
+/// Size of the process header reserved at the top of each stack slot: the
+/// `Proc`, then its `ProcTag`.
+pub(crate) const HEADER: usize = std::mem::size_of::<Proc>() + std::mem::size_of::<ProcTag>();
+
+/// A process's id and spawn site again, right after its `Proc` in the slot, for
+/// the one reader that may look at a header it does not own: shutdown naming the
+/// process that keeps a worker, through `WorkerShared::running`, which may be
+/// stale by then (the process may have finished and its slot been taken by
+/// another). So this memory is only ever accessed atomically (spawn stores into
+/// it; any bytes are a valid value), and a stale read names a wrong process, not
+/// undefined behaviour. Kept out of the `Proc`, which is written whole.
+#[repr(C)]
+pub(crate) struct ProcTag {
+    pub(crate) id: AtomicU64,
+    pub(crate) site: AtomicPtr<Location<'static>>,
+}
+
+impl ProcTag {
+    /// The tag of the process whose header is at `p` (no access).
+    #[inline(always)]
+    pub(crate) fn of(p: *const Proc) -> *const ProcTag {
+        p.wrapping_add(1).cast()
+    }
+}
 
 impl Proc {
     /// The name for diagnostics.
@@ -194,18 +227,30 @@ impl Proc {
 /// `arg` is what that switch passed.
 #[inline(always)]
 pub(crate) unsafe fn landed(arg: usize) {
-    if arg == 0 {
+    if arg & UNLOCK != 0 {
+        // SAFETY: the flag of a lock the previous process held, whose release
+        // this is (see `Proc::park_then`).
+        unsafe { hoare_core::park::unlock_raw((arg & !UNLOCK) as *mut ()) };
         return;
     }
-    if arg == UNWIND {
-        std::panic::resume_unwind(Box::new(ForcedUnwind));
+    // Every `Handoff` address is above the small constants.
+    if arg > UNWIND {
+        // SAFETY: a handoff on the previous process's stack, which is suspended and
+        // resumable by nobody until its release below.
+        unsafe {
+            let h = &*(arg as *const Handoff);
+            (h.release)(h.data);
+        }
+    } else if arg == UNWIND {
+        forced_unwind();
     }
-    // SAFETY: a handoff on the previous process's stack, which is suspended and
-    // resumable by nobody until its release below.
-    unsafe {
-        let h = &*(arg as *const Handoff);
-        (h.release)(h.data);
-    }
+}
+
+/// Starts the shutdown sweep's forced unwinding of the running process.
+#[cold]
+#[inline(never)]
+fn forced_unwind() -> ! {
+    std::panic::resume_unwind(Box::new(ForcedUnwind));
 }
 
 /// The process running on this thread (null: none). Its header is valid while it

@@ -5,15 +5,14 @@
 
 use crate::context;
 use crate::detect::{Gate, OnDeadlock, StallSink};
-use crate::proc::{self, Proc, Task, PIN_PENDING};
+use crate::proc::{self, Proc, ProcTag, Task, PIN_PENDING};
 use crate::stack::Pool;
 use crate::threads::ThreadProcs;
 use crate::timers::{Timers, NO_TIMER};
 use crossbeam_deque::{Injector, Stealer};
 use hoare_core::sched::Idle;
-use std::panic::Location;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -41,10 +40,9 @@ pub(crate) struct WorkerShared {
     /// that has not been emptied for `GRACE` holds more than its worker keeps up
     /// with, even if that worker is busy.
     pub(crate) drained: AtomicU32,
-    /// The id and spawn site of the process this worker dispatched last (only it
-    /// writes them; read by shutdown to name a process that keeps its worker).
-    pub(crate) running_id: AtomicU64,
-    pub(crate) running_site: AtomicPtr<Location<'static>>,
+    /// The tag of the process this worker dispatched last (only it writes it;
+    /// read by shutdown to name a process that keeps its worker; null: none yet).
+    pub(crate) running: AtomicPtr<ProcTag>,
 }
 
 impl WorkerShared {
@@ -57,8 +55,7 @@ impl WorkerShared {
             live: AtomicI64::new(0),
             ticks: AtomicU32::new(0),
             drained: AtomicU32::new(0),
-            running_id: AtomicU64::new(0),
-            running_site: AtomicPtr::new(ptr::null_mut()),
+            running: AtomicPtr::new(ptr::null_mut()),
         }
     }
 }

@@ -3,7 +3,9 @@
 //! task queued on the spawner's worker (its next slot) or, from outside, the global queue.
 
 use crate::ctx;
-use crate::proc::{self, Proc, Task, BUDGET, FINISHED, HEADER, PIN_NONE, PIN_PENDING, UNWIND};
+use crate::proc::{
+    self, Proc, ProcTag, Task, BUDGET, FINISHED, HEADER, PIN_NONE, PIN_PENDING, UNWIND,
+};
 use crate::shared::Shared;
 use crate::stack::{self, Pool};
 use crate::sync::lock;
@@ -13,6 +15,7 @@ use std::cell::Cell;
 use std::panic::Location;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// What a new process needs besides its body.
@@ -132,13 +135,20 @@ where
                 timed_out: Cell::new(false),
                 unwinding: Cell::new(false),
                 waiting: Cell::new(ptr::null()),
-                parked_sp: Cell::new(0),
+                party: Proc::party_at(hp),
                 captures: opts.captures,
                 live: Cell::new(true),
                 timer: Cell::new(None),
                 budget: Cell::new(BUDGET),
                 slot,
             },
+        );
+        // Atomic stores only (see `ProcTag`): shutdown may read a stale tag.
+        let tag = &*ProcTag::of(hp);
+        tag.id.store(id, Ordering::Relaxed);
+        tag.site.store(
+            opts.site as *const Location<'static> as *mut _,
+            Ordering::Relaxed,
         );
         start(hp, body);
     }

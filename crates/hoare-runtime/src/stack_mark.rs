@@ -6,8 +6,9 @@
 //! operation inlined into the caller's frame (a plain `send`), those may lie
 //! *below* the waiter (the compiler orders a frame's slots as it likes, and the
 //! switch pushes registers below the frame), so the scan starts at the stack
-//! pointer recorded when the process parked, a little below it, not at the
-//! waiter.
+//! pointer of the parked process (a worker's process: the one its switch saved;
+//! a checking runtime's: the one recorded when it parked), a little below it,
+//! not at the waiter.
 
 /// How far below the recorded stack pointer the scan starts: the registers the
 /// switch pushes, and the frames of the calls between the record and the switch.
@@ -16,7 +17,10 @@
 pub(crate) const SCAN_BELOW: usize = 512;
 
 /// The current stack pointer (an address at or below every slot of the
-/// caller's frame, once inlined into it).
+/// caller's frame, once inlined into it): what a checking runtime's process
+/// records when it parks (a worker's process needs none: its switch saves its
+/// stack pointer anyway).
+#[cfg(any(test, feature = "check"))]
 #[inline(always)]
 pub(crate) fn here() -> usize {
     #[cfg(target_arch = "x86_64")]
@@ -45,7 +49,10 @@ pub(crate) fn here() -> usize {
 }
 
 /// An address in a frame below the caller's (the fallback of [`here`]).
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[cfg(all(
+    any(test, feature = "check"),
+    not(any(target_arch = "x86_64", target_arch = "aarch64"))
+))]
 #[inline(never)]
 fn below() -> usize {
     let x = 0u8;

@@ -532,7 +532,8 @@ struct AltSite<'a, S: CaseSet + ?Sized, P> {
 }
 
 impl<S: CaseSet + ?Sized, P: Plan> Withdraw for AltSite<'_, S, P> {
-    fn withdraw(&mut self) -> bool {
+    // The waiter is `self.waiter` (the site registers it on each case).
+    fn withdraw(&mut self, _: Option<&Waiter>) -> bool {
         if P::LINGER {
             // SAFETY: the plan's waiter lives on the heap until its set is dropped.
             let w = unsafe { &*self.waiter };

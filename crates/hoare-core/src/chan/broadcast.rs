@@ -746,14 +746,13 @@ fn own<T: Clone>(v: Shared<T>) -> T {
 /// party that ended the wait did.
 struct QueueSite<'a, T> {
     raw: &'a RawBroadcast<T>,
-    waiter: *const Waiter,
 }
 
 impl<T> Withdraw for QueueSite<'_, T> {
-    fn withdraw(&mut self) -> bool {
-        // SAFETY: the waiter lives in the frame that holds this site.
-        if !unsafe { (*self.waiter).is_done() } {
-            self.raw.lock().unregister(self.waiter);
+    fn withdraw(&mut self, waiter: Option<&Waiter>) -> bool {
+        let w = waiter.expect("a broadcast registration has a waiter");
+        if !w.is_done() {
+            self.raw.lock().unregister(w);
         }
         false
     }
@@ -763,16 +762,16 @@ impl<T> Withdraw for QueueSite<'_, T> {
 /// wakes it. Withdrawing unhooks it.
 struct HookSite<'a, T> {
     raw: &'a RawBroadcast<T>,
-    waiter: *const Waiter,
     seq: u64,
 }
 
 impl<T> Withdraw for HookSite<'_, T> {
-    fn withdraw(&mut self) -> bool {
+    fn withdraw(&mut self, waiter: Option<&Waiter>) -> bool {
+        let me: *const Waiter = waiter.expect("a broadcast registration has a waiter");
         let mut g = self.raw.lock();
         if self.seq >= g.head && self.seq < g.tail() {
             let k = (self.seq - g.head) as usize;
-            if g.items[k].writer.is_some_and(|(w, _, _)| w == self.waiter) {
+            if g.items[k].writer.is_some_and(|(w, _, _)| w == me) {
                 g.items[k].writer = None;
             }
         }
@@ -814,14 +813,7 @@ impl<T: Clone> RawBroadcast<T> {
                 let k = (seq - g.head) as usize;
                 g.items[k].writer = Some((&waiter, 0, &packet));
             }
-            let reg = Registration::new(
-                HookSite {
-                    raw: self,
-                    waiter: &waiter,
-                    seq,
-                },
-                &waiter,
-            );
+            let reg = Registration::new(HookSite { raw: self, seq }, &waiter);
             let out = waiter.wait_as(p, deadline);
             let taken = match out {
                 Outcome::Done {
@@ -1015,13 +1007,7 @@ impl<T: Clone> RawBroadcast<T> {
                 g.writers.push_back(entry);
             }
             drop(g);
-            let reg = Registration::new(
-                QueueSite {
-                    raw: self,
-                    waiter: &waiter,
-                },
-                &waiter,
-            );
+            let reg = Registration::new(QueueSite { raw: self }, &waiter);
             let out = waiter.wait_as(p, deadline);
             drop(reg);
             let seq = packet.seq();

@@ -9,7 +9,7 @@ use super::raw::{RawChan, Reason, Side};
 use super::rendezvous;
 use super::select::{complete_recv, complete_send, Deal, FinishOnDrop, SelectLock, Selected};
 use super::waitq::Entry;
-use crate::park::{self, Park};
+use crate::park::{self, Park, Unparker};
 use crate::registration::{Registration, Withdraw};
 use crate::wait::{self, WaitOn};
 use crate::waiter::{Outcome, Waiter, CANCELLED};
@@ -86,15 +86,14 @@ impl<T> Drop for ReleaseOnDrop<'_, T> {
 /// out (it pops the entry it claims, poison drains the queue).
 struct ChanSite<'a, T> {
     chan: &'a RawChan<T>,
-    waiter: *const Waiter,
 }
 
 impl<T> Withdraw for ChanSite<'_, T> {
     #[inline]
-    fn withdraw(&mut self) -> bool {
-        // SAFETY: the waiter lives in `block`'s frame, which holds this site.
-        if !unsafe { (*self.waiter).is_done() } {
-            self.chan.lock().unregister(self.waiter);
+    fn withdraw(&mut self, waiter: Option<&Waiter>) -> bool {
+        let w = waiter.expect("a channel's registration has a waiter");
+        if !w.is_done() {
+            self.chan.lock().unregister(w);
         }
         false
     }
@@ -194,18 +193,19 @@ impl<T> RawChan<T> {
         unsafe { WaitOn::new(self as *const Self as *const (), f) }
     }
 
-    /// A waiter for the current party `p`, blocking in `op` on this channel (the
-    /// opening of [`block`](Self::block) and [`block_plain`](Self::block_plain)).
+    /// A waiter for the current party (unparked by `u`), blocking in `op` on this
+    /// channel (the opening of [`block`](Self::block) and
+    /// [`block_plain`](Self::block_plain)).
     #[inline(always)]
-    fn waiter(&self, p: &dyn Park, op: ChanOp) -> Waiter {
-        Waiter::new(p.unparker()).on(self.wait_on(op))
+    fn waiter(&self, u: Unparker, op: ChanOp) -> Waiter {
+        Waiter::new(u).on(self.wait_on(op))
     }
 
     /// The registration of `waiter`, just put in one of this channel's queues:
     /// takes its entry out again on every way out that leaves it behind.
     #[inline(always)]
     fn registration<'w>(&'w self, waiter: &'w Waiter) -> Registration<'w, ChanSite<'w, T>> {
-        Registration::new(ChanSite { chan: self, waiter }, waiter)
+        Registration::new(ChanSite { chan: self }, waiter)
     }
 
     /// Blocks the current party on this channel: makes its waiter, lets `register`
@@ -231,8 +231,8 @@ impl<T> RawChan<T> {
         register: impl FnOnce(&mut G, *const Waiter),
         done: impl FnOnce(Outcome) -> R,
     ) -> R {
-        park::with_current(|p| {
-            let waiter = self.waiter(p, op);
+        park::with_current_unparker(|p, u| {
+            let waiter = self.waiter(u, op);
             register(&mut g, &waiter);
             let reg = self.registration(&waiter);
             let out = match deadline {
@@ -277,14 +277,14 @@ impl<T> RawChan<T> {
         op: ChanOp,
         register: impl FnOnce(&mut SelectLock<'a, T>, *const Waiter),
     ) -> bool {
-        park::with_current(|p| {
-            let waiter = self.waiter(p, op);
+        park::with_current_unparker(|p, u| {
+            let waiter = self.waiter(u, op);
             register(&mut g, &waiter);
             let reg = self.registration(&waiter);
             // SAFETY: the caller's contract is the one `park_releasing` needs; the
             // waiter's one unpark comes from a party that took this channel's lock
             // after `g` was released.
-            if unsafe { park::park_releasing(p, g, &waiter) } {
+            if unsafe { g.park_unlocking(p, &waiter) } {
                 // The committer popped the entry (or poison drained the queue).
                 reg.finished();
                 return waiter.is_done_plain();

@@ -100,7 +100,7 @@ unsafe fn deliver_extended<T>(r: Entry<T>, packet: &mut Packet<T>) -> bool {
             };
             Packet::set_writer(p, &w2);
             hand_off(packet, p, r.waiter);
-            let _reg = Registration::new(HandOff(&w2.waiter), &w2.waiter);
+            let _reg = Registration::new(HandOff, &w2.waiter);
             let out = w2.waiter.wait_committed(party);
             // The reader releases us with success whatever happened meanwhile
             // (poison included): the value was delivered; or, refusing it, as
@@ -124,12 +124,12 @@ unsafe fn nobody(_: *const ()) {}
 /// The writer's side of an extended rendezvous: the reader holds the address of
 /// the writer's private waiter until its closure returns and it wakes the writer.
 /// Nothing to take back; the waiter stays reachable until it is woken.
-struct HandOff<'a>(&'a Waiter);
+struct HandOff;
 
-impl Withdraw for HandOff<'_> {
+impl Withdraw for HandOff {
     #[inline]
-    fn withdraw(&mut self) -> bool {
-        self.0.is_waiting()
+    fn withdraw(&mut self, waiter: Option<&Waiter>) -> bool {
+        waiter.is_some_and(|w| w.is_waiting())
     }
 }
 

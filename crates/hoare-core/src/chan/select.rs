@@ -57,6 +57,7 @@ use super::packet::{hand_off, Packet};
 use super::raw::{RawChan, Side, State};
 use super::waitq::Entry;
 use super::{buffered, rendezvous};
+use crate::park::Park;
 use crate::sync::SpinGuard;
 use crate::waiter::Waiter;
 
@@ -96,6 +97,29 @@ impl<'a, T> SelectLock<'a, T> {
     #[inline(always)]
     pub(super) fn new(chan: &'a RawChan<T>, g: SpinGuard<'a, State<T>>) -> Self {
         Self { chan, g }
+    }
+
+    /// Parks `p` (see [`crate::park::park_releasing`]) releasing this lock once it is
+    /// parked: through [`Park::park_unlocking`], so that a runtime carries the
+    /// lock's address through its switch (under loom, the lock is a loom mutex:
+    /// the guard's drop).
+    ///
+    /// # Safety
+    /// As [`crate::park::park_releasing`].
+    #[inline(always)]
+    pub(crate) unsafe fn park_unlocking(self, p: &dyn Park, w: &Waiter) -> bool {
+        #[cfg(not(loom))]
+        {
+            let flag = self.g.into_flag();
+            // SAFETY: the caller's contract; the flag is the held lock's (its
+            // address is even: `SpinLock` is aligned to 2 at least).
+            unsafe { p.park_unlocking(flag, w) }
+        }
+        #[cfg(loom)]
+        // SAFETY: the caller's contract.
+        unsafe {
+            crate::park::park_releasing(p, self, w)
+        }
     }
 
     /// Tries to send the value in `packet` now. On `Ready` the value is still in

@@ -198,6 +198,11 @@ impl<'a, T> WaitQueue<'a, T> {
     #[inline(always)]
     pub(crate) fn claim_plain(&mut self) -> (*const Waiter, *const Packet<T>) {
         let w = self.one.waiter;
+        if w.is_null() && !*self.more {
+            // Nobody queued (the blocking side's common case): said here, LLVM
+            // tests the lone slot once instead of again in `pop_front`.
+            return (ptr::null(), ptr::null());
+        }
         if !w.is_null() && self.one.exclusive {
             self.one.waiter = ptr::null();
             // Only `Entry::plain` makes exclusive entries, with token 0.

@@ -20,7 +20,7 @@ mod io;
 mod sched;
 mod waiter;
 
-use crate::park::{set_current_process, Park, Unparker};
+use crate::park::{set_current_party, Park, Party, Unparker};
 use crate::waiter::Waiter;
 use loom::sync::atomic::AtomicBool;
 use loom::thread;
@@ -98,9 +98,12 @@ fn as_process<R>(cancelled: bool, f: impl FnOnce() -> R) -> R {
     };
     // SAFETY: `p` outlives every wait of `f` (which all end before `f` returns) and
     // is reset before it goes out of scope; it is this thread's party.
-    unsafe { set_current_process(Some(NonNull::from(&p as &dyn Park))) };
+    // SAFETY: `p` is valid.
+    let party = unsafe { Party::new(NonNull::from(&p as &dyn Park)) };
+    // SAFETY: as for `p`, and `party` lives as long.
+    unsafe { set_current_party(&party) };
     let r = f();
     // SAFETY: back to the thread's own parker.
-    unsafe { set_current_process(None) };
+    unsafe { set_current_party(std::ptr::null()) };
     r
 }

@@ -129,13 +129,7 @@ impl<T> JoinSlot<T> {
                     .compare_exchange(ptr::null_mut(), me, Ordering::AcqRel, Ordering::Acquire)
                     .is_ok()
                 {
-                    let _reg = Registration::new(
-                        JoinSite {
-                            slot: &self.state,
-                            waiter: &waiter,
-                        },
-                        &waiter,
-                    );
+                    let _reg = Registration::new(JoinSite { slot: &self.state }, &waiter);
                     let out = waiter.wait_committed(p);
                     debug_assert!(matches!(out, Outcome::Done { .. }));
                 }
@@ -161,21 +155,21 @@ impl<T> JoinSlot<T> {
 /// already; then the completer still holds it until its wake-up lands.
 struct JoinSite<'a> {
     slot: &'a AtomicPtr<Waiter>,
-    waiter: &'a Waiter,
 }
 
 impl Withdraw for JoinSite<'_> {
     #[inline]
-    fn withdraw(&mut self) -> bool {
-        if self.waiter.is_done() {
+    fn withdraw(&mut self, waiter: Option<&Waiter>) -> bool {
+        let w = waiter.expect("a join's registration has a waiter");
+        if w.is_done() {
             return false;
         }
         // Still waiting (the wait is being unwound): withdraw the address, unless
         // the completer has taken it; then it holds it until its wake-up lands.
-        let me = self.waiter as *const Waiter as *mut Waiter;
+        let me = w as *const Waiter as *mut Waiter;
         self.slot
             .compare_exchange(me, ptr::null_mut(), Ordering::AcqRel, Ordering::Acquire)
             .is_err()
-            && self.waiter.is_waiting()
+            && w.is_waiting()
     }
 }

@@ -16,8 +16,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// word fixed when the lock is made (its [`tag`](Self::tag)).
 ///
 /// `repr(C)`: the lock word first, then the tag, then the value, so whoever lays
-/// out a value knows what shares the lock word's cache line.
-#[repr(C)]
+/// out a value knows what shares the lock word's cache line. Aligned to 2 at
+/// least: the lock word's address is even, so a runtime may tag it
+/// (`Park::park_unlocking`).
+#[repr(C, align(2))]
 pub(crate) struct SpinLock<T> {
     locked: AtomicBool,
     /// Never written after `with_tag`: readable without the lock. It fills
@@ -90,6 +92,17 @@ impl<T> SpinLock<T> {
                 return;
             }
         }
+    }
+}
+
+impl<'a, T> SpinGuard<'a, T> {
+    /// Gives up the guard without releasing the lock: the holder releases it by
+    /// a release store of `false` to the flag returned.
+    #[inline(always)]
+    pub(crate) fn into_flag(self) -> &'a AtomicBool {
+        let flag = &self.lock.locked;
+        std::mem::forget(self);
+        flag
     }
 }
 

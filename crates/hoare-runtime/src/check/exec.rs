@@ -889,9 +889,11 @@ impl Exec {
         let pr = unsafe { &*p };
         pr.state.set(PState::Running);
         let dynp: NonNull<dyn Park> = NonNull::from(pr);
+        // SAFETY: `pr` is valid.
+        let party = unsafe { park::Party::new(dynp) };
         // SAFETY: the process runs on this thread until `resume` returns, and the
-        // pointer is reset right after.
-        unsafe { park::set_current_process(Some(dynp)) };
+        // pointer is reset right after (`party` lives until then).
+        unsafe { park::set_current_party(&party) };
         // SAFETY: only this function touches the coroutine, never re-entrantly (a
         // process never resumes another: spawned and woken ones wait for the end
         // of the step).
@@ -900,7 +902,7 @@ impl Exec {
         let r = coro.resume(());
         self.running.set(outer);
         // SAFETY: unsetting is always sound.
-        unsafe { park::set_current_process(None) };
+        unsafe { park::set_current_party(std::ptr::null()) };
         match r {
             CoroutineResult::Yield(Susp::Step) => {
                 // Its next operation is in `pending` (`Park::step`).
@@ -1371,15 +1373,18 @@ impl Exec {
                 continue;
             }
             let dynp: NonNull<dyn Park> = NonNull::from(pr);
+            // SAFETY: `pr` is valid.
+            let party = unsafe { park::Party::new(dynp) };
             // SAFETY: the process runs on this thread until `force_unwind`
-            // returns, and the pointer is reset right after.
-            unsafe { park::set_current_process(Some(dynp)) };
+            // returns, and the pointer is reset right after (`party` lives
+            // until then).
+            unsafe { park::set_current_party(&party) };
             // Not started: drops its closure; suspended: unwinds from the
             // suspension point (again at every later suspension, should a
             // `catch_unwind` in it stop the unwinding) until it returns.
             c.force_unwind();
             // SAFETY: unsetting is always sound.
-            unsafe { park::set_current_process(None) };
+            unsafe { park::set_current_party(std::ptr::null()) };
         }
         self.woken.borrow_mut().clear();
         let mut procs = std::mem::take(&mut *self.procs.borrow_mut());

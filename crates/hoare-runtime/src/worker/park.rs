@@ -6,10 +6,11 @@
 use super::WorkerLocal;
 use crate::context;
 use crate::proc::{Proc, Req, Task};
-use hoare_core::park::{self, Park, Unparker};
+use hoare_core::park::{self, Park, Party, Unparker};
 use hoare_core::registration::{Registration, Withdraw};
 use hoare_core::waiter::Waiter;
 use std::ptr::{self, NonNull};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -20,18 +21,15 @@ use std::time::Instant;
 /// `p` stays valid and runs on this thread until then.
 #[inline(always)]
 pub(crate) unsafe fn set_running(p: NonNull<Proc>) {
-    context::set_current_proc(p.as_ptr().cast_const().cast());
-    let dynp: NonNull<dyn Park> = p;
-    // SAFETY: the caller's contract.
-    unsafe { park::set_current_process(Some(dynp)) };
+    // SAFETY: the caller's contract; the party lives in `p`'s header.
+    unsafe { park::set_current_party(&p.as_ref().party) };
 }
 
 /// No process runs on this thread any more (see `set_running`).
 #[inline(always)]
 pub(crate) fn set_not_running() {
     // SAFETY: unsetting is always sound.
-    unsafe { park::set_current_process(None) };
-    context::set_current_proc(ptr::null());
+    unsafe { park::set_current_party(ptr::null()) };
 }
 
 impl Proc {
@@ -55,6 +53,65 @@ impl Proc {
             let arg = crate::ctx::switch(self.sp.as_ptr(), n.sp.get(), handoff);
             crate::proc::landed(arg);
         }
+    }
+
+    /// Parks this process with `release(data)` called once nobody but its
+    /// unparker can resume it (`Park::park_releasing`): handing the worker
+    /// straight to the next process when there is one, which then finishes the
+    /// release (`proc::landed`) from `tagged` (a lock flag's address tagged
+    /// `UNLOCK`), or, when `tagged` is 0, from a `Handoff` of `release` and
+    /// `data` on this frame.
+    ///
+    /// # Safety
+    /// As `Park::park_releasing`; a non-zero `tagged` releases as `release(data)`.
+    #[inline(always)]
+    unsafe fn park_then(
+        &self,
+        release: unsafe fn(*mut ()),
+        data: *mut (),
+        tagged: usize,
+        w: &Waiter,
+    ) -> bool {
+        // Only the shutdown sweep unwinds a process, and it clears `worker`
+        // first: a process on a worker needs no look at `unwinding`.
+        let wl = self.worker.get().cast::<WorkerLocal>();
+        if wl.is_null() && self.unwinding.get() {
+            // SAFETY: the caller's contract; we do not park at all.
+            unsafe { release(data) };
+            return false;
+        }
+        debug_assert!(wl.is_null() || !self.unwinding.get());
+        self.waiting.set(w);
+        if !wl.is_null() {
+            // SAFETY: the worker that entered us runs us (and so lives in its
+            // loop) until we switch away; not used after the switch below.
+            let wl = unsafe { &*wl };
+            if let Some(next) = wl.next_direct() {
+                // Nobody can unpark us before `release` (the caller holds a lock
+                // every unparker takes): plain stores, as the worker would.
+                if !self.state.park_sole_uncontended() {
+                    // An unpark came first: we go on; `next` goes back.
+                    let _ = wl.push_next(next);
+                    // SAFETY: the caller's contract.
+                    unsafe { release(data) };
+                    return true;
+                }
+                let h = crate::proc::Handoff { release, data };
+                let arg = if tagged != 0 {
+                    tagged
+                } else {
+                    &h as *const crate::proc::Handoff as usize
+                };
+                // SAFETY: we hold `next`'s task; nobody can unpark us before
+                // `next` releases (once our stack is left).
+                unsafe { self.hand_to(wl, next, arg) };
+                return true;
+            }
+        }
+        // The worker parks us and then calls `release` (see `WorkerLocal::run_one`);
+        // as with `park`, it resumes us only after our one unpark.
+        self.suspend(Req::ParkRelease(release, data));
+        true
     }
 
     fn cancel_timer(&self) {
@@ -146,7 +203,7 @@ struct TimerSite<'a>(&'a Proc);
 
 impl Withdraw for TimerSite<'_> {
     #[inline]
-    fn withdraw(&mut self) -> bool {
+    fn withdraw(&mut self, _: Option<&Waiter>) -> bool {
         self.0.cancel_timer();
         false
     }
@@ -172,7 +229,6 @@ impl Park for Proc {
             return self.wait_token_unwinding();
         }
         self.waiting.set(w);
-        self.parked_sp.set(crate::stack_mark::here());
         self.suspend(Req::Park);
         // The worker only resumes us after someone unparked us: no spurious return.
     }
@@ -193,7 +249,6 @@ impl Park for Proc {
         }
         self.waiting
             .set(w.map_or(ptr::null(), |w| w as *const Waiter));
-        self.parked_sp.set(crate::stack_mark::here());
         // The worker arms the timer once we are suspended; this takes the entry
         // out again on every way out (unparked first, or the stack unwound).
         let _reg = Registration::without_waiter(TimerSite(self));
@@ -208,39 +263,23 @@ impl Park for Proc {
         data: *mut (),
         w: &Waiter,
     ) -> bool {
-        if self.unwinding.get() {
-            // SAFETY: the caller's contract; we do not park at all.
-            unsafe { release(data) };
-            return false;
+        // SAFETY: the caller's contract.
+        unsafe { self.park_then(release, data, 0, w) }
+    }
+
+    #[inline]
+    unsafe fn park_unlocking(&self, lock: &AtomicBool, w: &Waiter) -> bool {
+        let flag = lock as *const AtomicBool;
+        // SAFETY: the caller's contract (the flag's address is even, so the
+        // tagged address says "unlock" to `landed`).
+        unsafe {
+            self.park_then(
+                park::unlock_raw,
+                flag.cast_mut().cast(),
+                flag as usize | crate::proc::UNLOCK,
+                w,
+            )
         }
-        self.waiting.set(w);
-        self.parked_sp.set(crate::stack_mark::here());
-        let wl = self.worker.get().cast::<WorkerLocal>();
-        if !wl.is_null() {
-            // SAFETY: the worker that entered us runs us (and so lives in its
-            // loop) until we switch away; not used after the switch below.
-            let wl = unsafe { &*wl };
-            if let Some(next) = wl.next_direct() {
-                // Nobody can unpark us before `release` (the caller holds a lock
-                // every unparker takes): plain stores, as the worker would.
-                if !self.state.park_sole_uncontended() {
-                    // An unpark came first: we go on; `next` goes back.
-                    let _ = wl.push_next(next);
-                    // SAFETY: the caller's contract.
-                    unsafe { release(data) };
-                    return true;
-                }
-                let h = crate::proc::Handoff { release, data };
-                // SAFETY: we hold `next`'s task; nobody can unpark us before
-                // `next` calls `release` (once our stack is left).
-                unsafe { self.hand_to(wl, next, &h as *const crate::proc::Handoff as usize) };
-                return true;
-            }
-        }
-        // The worker parks us and then calls `release` (see `WorkerLocal::run_one`);
-        // as with `park`, it resumes us only after our one unpark.
-        self.suspend(Req::ParkRelease(release, data));
-        true
     }
 
     fn cancelled(&self) -> bool {
@@ -248,8 +287,25 @@ impl Park for Proc {
     }
 
     fn unparker(&self) -> Unparker {
-        // SAFETY: `unpark_raw` only touches the header until the CAS that lets the
-        // process observe the unpark, and takes ownership otherwise.
-        unsafe { Unparker::from_raw(self as *const Proc as *const (), Proc::unpark_raw) }
+        self.party.unparker()
+    }
+}
+
+impl Proc {
+    /// The core's view of the process whose header is (to be) at `p` (its
+    /// `party` field): the party, its unparker, and itself as the owner (what
+    /// `proc::current` reads back). Does not read `p`.
+    pub(crate) fn party_at(p: *const Proc) -> Party {
+        let dynp: NonNull<dyn Park> = NonNull::new(p.cast_mut()).expect("a header");
+        // SAFETY: `unpark_raw` only touches the header until the transition that
+        // lets the process observe the unpark, and takes ownership otherwise; it
+        // is the unparker `Park::unparker` returns (the one made here).
+        unsafe {
+            Party::from_parts(
+                dynp,
+                Unparker::from_raw(p.cast::<()>(), Proc::unpark_raw),
+                p.cast::<()>(),
+            )
+        }
     }
 }

@@ -5,9 +5,8 @@
 
 use super::park::{set_not_running, set_running};
 use super::{release, WorkerLocal};
-use crate::proc::{Proc, Req, Task, FINISHED, PIN_PENDING};
+use crate::proc::{Proc, ProcTag, Req, Task, FINISHED, PIN_PENDING};
 use crate::timers::nanos;
-use std::panic::Location;
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -178,11 +177,8 @@ impl WorkerLocal {
             proc.pin.set(self.index as u32);
         }
         let me = self.me();
-        me.running_id.store(proc.id, Ordering::Relaxed);
-        me.running_site.store(
-            proc.site as *const Location<'static> as *mut _,
-            Ordering::Relaxed,
-        );
+        me.running
+            .store(ProcTag::of(p.as_ptr()).cast_mut(), Ordering::Relaxed);
         self.running.set(p.as_ptr());
         proc.worker.set((self as *const WorkerLocal).cast());
         // SAFETY: the caller's contract.
