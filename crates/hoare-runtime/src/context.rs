@@ -35,8 +35,8 @@ std::thread_local! {
 /// The process (`Proc`) running on this thread (null: none): the owner of the
 /// core's current party, which `worker::set_running` installs (a checking
 /// runtime's processes have none). A plain read of a const-initialised
-/// thread-local, so the stack overflow handler may call it; never inlined (the
-/// core's reader is not).
+/// thread-local, so the stack overflow handler may call it; the read itself is
+/// the core's `current_owner`, which is never inlined (the TLS rule).
 #[inline(always)]
 pub(crate) fn current_proc() -> *const () {
     hoare_core::park::current_owner()
