@@ -40,7 +40,6 @@
 use crate::sync::{self, AtomicBool, AtomicUsize, Ordering};
 use crate::waiter::Waiter;
 use std::cell::Cell;
-use std::mem::ManuallyDrop;
 use std::ptr::NonNull;
 use std::sync::atomic::AtomicBool as AtomicBoolStd;
 use std::time::Instant;
@@ -229,41 +228,6 @@ pub fn now() -> Instant {
     Instant::now()
 }
 
-/// Parks the current party with `p` while holding `guard`, which is dropped (on
-/// the worker, for a process) once the party is parked: see
-/// [`Park::park_releasing`].
-///
-/// # Safety
-/// No unpark of this park may happen before `guard` is dropped: every party that
-/// can unpark the caller must first take the lock `guard` holds.
-/// Returns `false` when the party is cancelled (see [`Park::park_releasing`]):
-/// `guard` is dropped and the party did not park.
-#[inline(always)]
-pub(crate) unsafe fn park_releasing<G>(p: &dyn Park, guard: G, w: &Waiter) -> bool {
-    unsafe fn drop_guard<G>(data: *mut ()) {
-        // SAFETY: `data` is the `ManuallyDrop<G>` below, on the parked party's
-        // stack, which stays put while it is parked, and `release` is called
-        // exactly once (`Park::park_releasing`'s contract), so the guard is read
-        // out once. The read moves it into this frame before it is dropped, so
-        // the release store that lets the party be resumed is the last access to
-        // the party's stack.
-        drop(unsafe { ManuallyDrop::take(&mut *(data as *mut ManuallyDrop<G>)) });
-    }
-    // Not an `Option`: `release` always runs, so there is nothing to test (a
-    // guard left behind by a broken `Park` leaks, holding its lock, rather than
-    // being dropped twice).
-    let mut slot = ManuallyDrop::new(guard);
-    // SAFETY: `drop_guard::<G>` matches `slot`'s type; the caller guarantees that no
-    // unpark comes before the guard is dropped.
-    unsafe {
-        p.park_releasing(
-            drop_guard::<G>,
-            &mut slot as *mut ManuallyDrop<G> as *mut (),
-            w,
-        )
-    }
-}
-
 /// A party as a runtime installs it on a thread (see [`set_current_party`]): the
 /// party and the unparker of its waits, so that a blocking operation finds both
 /// through one thread-local word, without a virtual call for the unparker. A
@@ -371,13 +335,8 @@ pub unsafe fn set_current_party(p: *const Party) {
 // after the process migrated to another worker.
 #[inline(always)]
 pub fn with_current<R>(f: impl FnOnce(&dyn Park) -> R) -> R {
-    let p = current_party();
-    if p.is_null() {
-        return ThreadParker::with_current(|t| f(t));
-    }
-    // SAFETY: `set_current_party`'s contract keeps the party valid while it
-    // runs, and it is the caller, so it runs for the whole of `f`.
-    f(unsafe { (*p).park.as_ref() })
+    // The unparker is not read when `f` does not use it.
+    with_current_unparker(|p, _| f(p))
 }
 
 /// [`with_current`], with the party's unparker (read from the installed
@@ -388,9 +347,10 @@ pub fn with_current_unparker<R>(f: impl FnOnce(&dyn Park, Unparker) -> R) -> R {
     if p.is_null() {
         return ThreadParker::with_current(|t| f(t, t.unparker()));
     }
-    // SAFETY: as in `with_current`.
+    // SAFETY: `set_current_party`'s contract keeps the party valid while it
+    // runs, and it is the caller, so it runs for the whole of `f`.
     let p = unsafe { &*p };
-    // SAFETY: as in `with_current`.
+    // SAFETY: as above.
     f(unsafe { p.park.as_ref() }, p.unparker)
 }
 

@@ -210,7 +210,7 @@ impl<T> RawChan<T> {
 
     /// Blocks the current party on this channel: makes its waiter, lets `register`
     /// put it in a queue under `g`, waits (without a deadline, `g` is released only
-    /// once the party is parked, see [`crate::park::park_releasing`], which saves the
+    /// once the party is parked, see [`crate::sync::park_unlocking`], which saves the
     /// runtime a compare-and-swap per park), and hands the outcome to `done`. A
     /// [`Registration`] takes the entry out again on every way out that leaves it
     /// behind (a timeout, a cancellation, the stack being unwound). The current
@@ -223,12 +223,12 @@ impl<T> RawChan<T> {
     // Always inlined: each call level between the blocking operation and the
     // switch costs a mispredicted return after it.
     #[inline(always)]
-    unsafe fn block<G, R>(
-        &self,
-        mut g: G,
+    unsafe fn block<'a, R>(
+        &'a self,
+        mut g: SelectLock<'a, T>,
         deadline: Option<Instant>,
         op: ChanOp,
-        register: impl FnOnce(&mut G, *const Waiter),
+        register: impl FnOnce(&mut SelectLock<'a, T>, *const Waiter),
         done: impl FnOnce(Outcome) -> R,
     ) -> R {
         park::with_current_unparker(|p, u| {
@@ -237,10 +237,10 @@ impl<T> RawChan<T> {
             let reg = self.registration(&waiter);
             let out = match deadline {
                 None => {
-                    // SAFETY: the caller's contract is the one `park_releasing`
+                    // SAFETY: the caller's contract is the one `park_unlocking`
                     // needs; the waiter's one unpark comes from a party that took
                     // this channel's lock after `g` was released.
-                    if unsafe { park::park_releasing(p, g, &waiter) } {
+                    if unsafe { g.park_unlocking(p, &waiter) } {
                         waiter.outcome()
                     } else {
                         self.cancel_exclusive(p, &waiter)

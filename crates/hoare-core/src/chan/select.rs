@@ -99,27 +99,15 @@ impl<'a, T> SelectLock<'a, T> {
         Self { chan, g }
     }
 
-    /// Parks `p` (see [`crate::park::park_releasing`]) releasing this lock once it is
-    /// parked: through [`Park::park_unlocking`], so that a runtime carries the
-    /// lock's address through its switch (under loom, the lock is a loom mutex:
-    /// the guard's drop).
+    /// Parks `p` releasing this lock once it is parked (see
+    /// [`crate::sync::park_unlocking`]).
     ///
     /// # Safety
-    /// As [`crate::park::park_releasing`].
+    /// As [`crate::sync::park_unlocking`].
     #[inline(always)]
     pub(crate) unsafe fn park_unlocking(self, p: &dyn Park, w: &Waiter) -> bool {
-        #[cfg(not(loom))]
-        {
-            let flag = self.g.into_flag();
-            // SAFETY: the caller's contract; the flag is the held lock's (its
-            // address is even: `SpinLock` is aligned to 2 at least).
-            unsafe { p.park_unlocking(flag, w) }
-        }
-        #[cfg(loom)]
         // SAFETY: the caller's contract.
-        unsafe {
-            crate::park::park_releasing(p, self, w)
-        }
+        unsafe { crate::sync::park_unlocking(self.g, p, w) }
     }
 
     /// Tries to send the value in `packet` now. On `Ready` the value is still in

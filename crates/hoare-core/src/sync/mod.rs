@@ -9,6 +9,7 @@
 //! |---|---|---|
 //! | atomics, [`Arc`], [`Mutex`], [`Condvar`], [`thread`], [`UnsafeCell`] | `std`'s | loom's: it sees every access |
 //! | [`SpinLock`] (a channel's lock) | a test-and-test-and-set spin lock | a loom [`Mutex`]: loom sees every acquisition |
+//! | [`park_unlocking`] (park, then release a channel's lock) | the lock's flag handed to [`Park::park_unlocking`] | the guard dropped through [`Park::park_releasing`] |
 //! | [`thread_local_static!`] | `std::thread_local!` | `loom::thread_local!` (per model thread) |
 //! | [`global_lock!`], [`global_counter!`] | a `static` mutex, atomic | made afresh for each model execution |
 //! | [`time::passed`] | the clock | always `true`: a deadline has passed as soon as it is asked about, so a model explores a timeout racing everything that happened before it |
@@ -18,6 +19,9 @@
 
 #[cfg(not(loom))]
 mod spin;
+
+use crate::park::Park;
+use crate::waiter::Waiter;
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize};
@@ -226,6 +230,54 @@ impl<T> SpinLock<T> {
 pub(crate) type SpinGuard<'a, T> = MutexGuard<'a, T>;
 #[cfg(not(loom))]
 pub(crate) use spin::SpinGuard;
+
+/// Parks the current party `p` while holding `g`, whose lock is released once
+/// the party is parked (see [`Park::park_unlocking`]): a normal build hands the
+/// party the lock's flag, which a runtime carries through its switch; under
+/// loom the lock is a loom mutex, whose guard is dropped through
+/// [`Park::park_releasing`] (the same order: parked, then released).
+///
+/// # Safety
+/// No unpark of this park may happen before the lock is released: every party
+/// that can unpark the caller must first take it. Returns `false` when the
+/// party is cancelled (see [`Park::park_releasing`]): the lock is released and
+/// the party did not park.
+#[cfg(not(loom))]
+#[inline(always)]
+pub(crate) unsafe fn park_unlocking<T>(g: SpinGuard<'_, T>, p: &dyn Park, w: &Waiter) -> bool {
+    // SAFETY: the caller's contract; the flag is the held lock's, whose address
+    // is even (`SpinLock` is aligned to 2 at least).
+    unsafe { p.park_unlocking(g.into_flag(), w) }
+}
+
+/// See the normal build's `park_unlocking`.
+#[cfg(loom)]
+pub(crate) unsafe fn park_unlocking<T>(g: SpinGuard<'_, T>, p: &dyn Park, w: &Waiter) -> bool {
+    unsafe fn drop_guard<G>(data: *mut ()) {
+        // SAFETY: `data` is the `ManuallyDrop<G>` below, on the parked party's
+        // stack, which stays put while it is parked, and `release` is called
+        // exactly once (`Park::park_releasing`'s contract), so the guard is read
+        // out once. The read moves it into this frame before it is dropped, so
+        // the release store that lets the party be resumed is the last access to
+        // the party's stack.
+        drop(unsafe {
+            std::mem::ManuallyDrop::take(&mut *(data as *mut std::mem::ManuallyDrop<G>))
+        });
+    }
+    // Not an `Option`: `release` always runs, so there is nothing to test (a
+    // guard left behind by a broken `Park` leaks, holding its lock, rather than
+    // being dropped twice).
+    let mut slot = std::mem::ManuallyDrop::new(g);
+    // SAFETY: `drop_guard` matches `slot`'s type; the caller guarantees that no
+    // unpark comes before the guard is dropped.
+    unsafe {
+        p.park_releasing(
+            drop_guard::<SpinGuard<'_, T>>,
+            &mut slot as *mut std::mem::ManuallyDrop<SpinGuard<'_, T>> as *mut (),
+            w,
+        )
+    }
+}
 
 /// An `UnsafeCell` whose accesses loom can check for data races.
 #[derive(Debug, Default)]

@@ -58,18 +58,19 @@ impl Proc {
     /// Parks this process with `release(data)` called once nobody but its
     /// unparker can resume it (`Park::park_releasing`): handing the worker
     /// straight to the next process when there is one, which then finishes the
-    /// release (`proc::landed`) from `tagged` (a lock flag's address tagged
-    /// `UNLOCK`), or, when `tagged` is 0, from a `Handoff` of `release` and
-    /// `data` on this frame.
+    /// release (`proc::landed`): with `unlock`, from `data` tagged `UNLOCK` (a
+    /// lock flag's address, `release` being `park::unlock_raw`), else from a
+    /// `Handoff` of `release` and `data` on this frame.
     ///
     /// # Safety
-    /// As `Park::park_releasing`; a non-zero `tagged` releases as `release(data)`.
+    /// As `Park::park_releasing`; with `unlock`, `data` is the (even) address
+    /// of a lock flag and `release` unlocks it.
     #[inline(always)]
     unsafe fn park_then(
         &self,
         release: unsafe fn(*mut ()),
         data: *mut (),
-        tagged: usize,
+        unlock: bool,
         w: &Waiter,
     ) -> bool {
         // Only the shutdown sweep unwinds a process, and it clears `worker`
@@ -97,8 +98,8 @@ impl Proc {
                     return true;
                 }
                 let h = crate::proc::Handoff { release, data };
-                let arg = if tagged != 0 {
-                    tagged
+                let arg = if unlock {
+                    data as usize | crate::proc::UNLOCK
                 } else {
                     &h as *const crate::proc::Handoff as usize
                 };
@@ -264,22 +265,15 @@ impl Park for Proc {
         w: &Waiter,
     ) -> bool {
         // SAFETY: the caller's contract.
-        unsafe { self.park_then(release, data, 0, w) }
+        unsafe { self.park_then(release, data, false, w) }
     }
 
     #[inline]
     unsafe fn park_unlocking(&self, lock: &AtomicBool, w: &Waiter) -> bool {
-        let flag = lock as *const AtomicBool;
+        let flag = (lock as *const AtomicBool).cast_mut().cast();
         // SAFETY: the caller's contract (the flag's address is even, so the
         // tagged address says "unlock" to `landed`).
-        unsafe {
-            self.park_then(
-                park::unlock_raw,
-                flag.cast_mut().cast(),
-                flag as usize | crate::proc::UNLOCK,
-                w,
-            )
-        }
+        unsafe { self.park_then(park::unlock_raw, flag, true, w) }
     }
 
     fn cancelled(&self) -> bool {
