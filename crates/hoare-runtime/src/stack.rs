@@ -13,14 +13,25 @@
 //! on a mapping of its own: a failure on a real slab (out of memory, say) fails
 //! that spawn alone and never changes how later guards are installed.
 //!
-//! Free slots above [`KEEP_RESIDENT`] give their memory back to the OS on a
-//! thread of the pool's own (the trimmer, started the first time there are that
-//! many), not on the worker that freed them: a burst of processes ending (a join
-//! of many) does not wait for the `MADV_DONTNEED` of each one's stack. The
-//! trimmer waits [`TRIM_DELAY`] (a second) after the excess arises before it
-//! starts, as Go's scavenger returns freed stacks lazily: a burst of spawns that
-//! follows reuses them resident. Idle memory is back to `KEEP_RESIDENT` slots'
-//! worth a little after that.
+//! A pool has a thread of its own (`hoare-stacks`, started the first time it has
+//! work) that does the pool's system calls off the workers:
+//! * *Trimming.* Free slots above [`KEEP_RESIDENT`] give their memory back to the
+//!   OS there, not on the worker that freed them: a burst of processes ending (a
+//!   join of many) does not wait for the `MADV_DONTNEED` of each one's stack. It
+//!   waits [`TRIM_DELAY`] (a second) after the excess arises before it starts, as
+//!   Go's scavenger returns freed stacks lazily: a burst of spawns that follows
+//!   reuses them resident. Idle memory is back to `KEEP_RESIDENT` slots' worth a
+//!   little after that.
+//! * *Preparing ahead.* The first write to a new slot's top page (its header) is a
+//!   page fault costing about half a spawn on the VMs measured (BENCHMARKS.md,
+//!   "Spawn: where the time goes"). Once a pool has handed out [`PREP_START`] slots
+//!   that were not resident, the thread keeps up to `ahead` slots carved, guarded
+//!   and with their top pages made resident (written once) in the `ready`
+//!   list, so that a burst of spawns takes slots that do not fault while another
+//!   core pays for the next ones. `ahead` doubles (from [`PREP_MIN`] to
+//!   [`PREP_MAX`]) each time a refill finds `ready` empty, and drops to 0 (the
+//!   prepared slots given back to the OS) when `TRIM_DELAY` passes with no refill
+//!   taking from it: an idle pool keeps no prepared slots, and its thread sleeps.
 //!
 //! Sizes are checked: a stack larger than [`MAX_STACK`] (or one whose slot size
 //! would overflow) is refused with [`std::io::ErrorKind::InvalidInput`], and a
@@ -33,6 +44,7 @@ use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 pub(crate) const PAGE: usize = 4096;
 pub(crate) const GUARD: usize = PAGE;
@@ -47,7 +59,23 @@ const KEEP_RESIDENT: usize = 4096;
 const TRIM_BATCH: usize = 1024;
 /// How long free slots above `KEEP_RESIDENT` stay resident before the trimmer
 /// gives their memory back.
-const TRIM_DELAY: std::time::Duration = std::time::Duration::from_millis(1000);
+const TRIM_DELAY: Duration = Duration::from_millis(1000);
+/// Slots handed out unprepared (not resident) before the pool's thread starts
+/// preparing slots ahead: a runtime that spawns fewer processes at once (a
+/// thousand, say) gets no prepared memory and no thread for it (a thread
+/// started for a short-lived runtime costs more than it saves). As many as the
+/// free slots that start it for trimming.
+const PREP_START: usize = KEEP_RESIDENT;
+/// The least and most slots the pool's thread keeps prepared once it does: at
+/// most 4 MiB of top pages (a few milliseconds of spawns; the buffer only has to
+/// cover the moments the thread waits for a core).
+const PREP_MIN: usize = 256;
+const PREP_MAX: usize = 1024;
+/// Slots the pool's thread prepares between two looks at its lists.
+const PREP_BATCH: usize = 128;
+/// Bytes below a stack's base that are populated with its top page (the first
+/// frames of the coroutine, where they cross into the page below).
+const PREP_BELOW: usize = 256;
 /// Virtual bytes per slab (slabs are `MAP_NORESERVE`, so this costs address space only).
 const SLAB_BYTES: usize = 64 << 20;
 /// The largest usable stack a process may ask for: 1 GiB (Go's limit for a
@@ -87,211 +115,32 @@ struct Slab {
 // threads is fine.
 unsafe impl Send for Slab {}
 
-struct Inner {
-    /// Free slots whose pages may still be resident, oldest first; handed out
-    /// newest first. The trimmer takes the oldest of those above `KEEP_RESIDENT`.
-    free: VecDeque<usize>,
-    /// Free slots whose memory went back to the OS (guards kept); handed out
-    /// before new slots are carved.
-    released: Vec<usize>,
-    slabs: Vec<Slab>,
-    trimmer: Trimmer,
-    /// The trimmer waits for work (a notify is needed to wake it).
-    trimmer_idle: bool,
-    /// The pool is going away: the trimmer stops.
-    stop: bool,
-}
-
-/// Whether the pool's trimmer thread runs.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Trimmer {
-    NotStarted,
-    Running,
-    /// The OS refused the thread: `free_batch` releases the excess itself.
-    Failed,
-}
-
-/// What a pool shares with its trimmer thread.
-struct Lists {
-    inner: Mutex<Inner>,
-    /// Wakes the trimmer (free slots above `KEEP_RESIDENT`, or `stop`).
-    wake: Condvar,
-    /// `TRIM_DELAY` (shorter in tests).
-    delay: std::time::Duration,
-    /// The OS "refuses" the trimmer its thread: how a test reaches the
-    /// fallback, which otherwise needs thread or memory limits that a test
-    /// cannot set without harming the other tests of its process.
-    #[cfg(test)]
-    refuse_trimmer: bool,
-}
-
-/// A pool of stack slots of one size.
-pub(crate) struct Pool {
+/// A pool's slot layout (what its thread needs to carve and advise slots).
+#[derive(Clone, Copy)]
+struct Geometry {
     /// Bytes from slot start to slot end.
     slot: usize,
     /// Offset of the process header within the slot (= stack base).
     header_offset: usize,
     per_slab: usize,
-    lists: Arc<Lists>,
-    /// The trimmer thread, joined when the pool goes.
-    trimmer: Mutex<Option<JoinHandle<()>>>,
-    /// Slots leaked on purpose (a process unwound at shutdown whose stack another
-    /// party may still write to): while any is, the slabs are never unmapped.
-    kept: std::sync::atomic::AtomicUsize,
 }
 
-impl Pool {
-    /// A pool whose stacks have `usable` bytes (rounded up to pages, at least
-    /// 16 KiB) and a header of `header` bytes on top. Refuses (`InvalidInput`) a
-    /// `usable` above [`MAX_STACK`].
-    pub(crate) fn new(usable: usize, header: usize) -> io::Result<Self> {
-        let (slot, header_offset) = layout(usable, header)?;
-        Ok(Self {
-            slot,
-            header_offset,
-            // Huge stacks get slabs of their own (a slab of several would cost
-            // several times their size in address space).
-            per_slab: (SLAB_BYTES / slot).clamp(1, 4096),
-            lists: Arc::new(Lists {
-                inner: Mutex::new(Inner {
-                    free: VecDeque::new(),
-                    released: Vec::new(),
-                    slabs: Vec::new(),
-                    trimmer: Trimmer::NotStarted,
-                    trimmer_idle: false,
-                    stop: false,
-                }),
-                wake: Condvar::new(),
-                delay: TRIM_DELAY,
-                #[cfg(test)]
-                refuse_trimmer: false,
-            }),
-            trimmer: Mutex::new(None),
-            kept: std::sync::atomic::AtomicUsize::new(0),
-        })
-    }
-
-    pub(crate) fn usable(&self) -> usize {
-        self.header_offset - GUARD
-    }
-
-    /// Where the process header of `slot` lives: near the top of the slot, at
-    /// its colour (see [`colour`]); its stack grows down from there.
+impl Geometry {
+    /// Where the process header of `slot` lives (see [`Pool::header_at`]).
     #[inline]
-    pub(crate) fn header_at(&self, slot: usize) -> usize {
+    fn header_at(&self, slot: usize) -> usize {
         slot + self.header_offset - colour(slot)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        lock(&self.lists.inner)
+    /// The range of a slot that a new process touches first (its header and the
+    /// top of its stack), in whole pages: what preparing a slot populates.
+    fn top_range(&self, slot: usize) -> (usize, usize) {
+        let low = self.header_at(slot) - PREP_BELOW;
+        let start = (low & !(PAGE - 1)).max(slot + GUARD);
+        (start, slot + self.slot - start)
     }
 
-    /// Moves `n` free slots into `out`, mapping a new slab when none is free; on
-    /// failure (the OS refused the mapping or its guard pages) `out` may have
-    /// received some of them.
-    pub(crate) fn alloc_batch(&self, out: &mut Vec<usize>, n: usize) -> io::Result<()> {
-        let mut g = self.lock();
-        let take = n.min(g.free.len());
-        let at = g.free.len() - take;
-        out.extend(g.free.drain(at..));
-        let mut missing = n - take;
-        let take = missing.min(g.released.len());
-        let at = g.released.len() - take;
-        out.extend(g.released.drain(at..));
-        missing -= take;
-        while missing > 0 {
-            if g.slabs.last().is_none_or(|s| s.carved == self.per_slab) {
-                let slab = self.new_slab()?;
-                g.slabs.push(slab);
-            }
-            let slab = g.slabs.last_mut().expect("slab");
-            let k = (self.per_slab - slab.carved).min(missing);
-            for _ in 0..k {
-                let slot = slab.base + slab.carved * self.slot;
-                slab.carved += 1;
-                slab._valgrind.push(ValgrindStackRegistration::new(
-                    (slot + GUARD) as *mut u8,
-                    self.header_offset - GUARD,
-                ));
-                out.push(slot);
-            }
-            missing -= k;
-        }
-        Ok(())
-    }
-
-    /// Gives `slots` back. They stay resident; when more than `KEEP_RESIDENT`
-    /// are free, the trimmer is woken (started the first time) to give the memory
-    /// of the oldest ones back to the OS (see [`Pool::release_slots`]). If the OS
-    /// refuses the trimmer its thread, the caller releases them itself.
-    pub(crate) fn free_batch(&self, slots: impl Iterator<Item = usize>) {
-        let mut g = self.lock();
-        g.free.extend(slots);
-        if g.free.len() <= KEEP_RESIDENT {
-            return;
-        }
-        match g.trimmer {
-            Trimmer::Running => {
-                if g.trimmer_idle {
-                    g.trimmer_idle = false;
-                    drop(g);
-                    self.lists.wake.notify_one();
-                }
-            }
-            Trimmer::NotStarted => {
-                g.trimmer = Trimmer::Running;
-                drop(g);
-                self.start_trimmer();
-            }
-            Trimmer::Failed => {
-                let n = g.free.len() - KEEP_RESIDENT;
-                let rest: Vec<usize> = g.free.drain(..n).collect();
-                drop(g);
-                self.release_slots(rest);
-            }
-        }
-    }
-
-    /// Starts the trimmer thread, or marks it failed and releases the excess
-    /// here (as `free_batch` does from then on).
-    #[cold]
-    fn start_trimmer(&self) {
-        match self.spawn_trimmer() {
-            Ok(h) => *lock(&self.trimmer) = Some(h),
-            Err(_) => {
-                let mut g = self.lock();
-                g.trimmer = Trimmer::Failed;
-                let n = g.free.len().saturating_sub(KEEP_RESIDENT);
-                let rest: Vec<usize> = g.free.drain(..n).collect();
-                drop(g);
-                self.release_slots(rest);
-            }
-        }
-    }
-
-    /// The trimmer's thread, if the OS gives it one.
-    fn spawn_trimmer(&self) -> io::Result<JoinHandle<()>> {
-        #[cfg(test)]
-        if self.lists.refuse_trimmer {
-            return Err(io::Error::other(
-                "hoare: the trimmer's thread (refused by a test)",
-            ));
-        }
-        let lists = Arc::clone(&self.lists);
-        let slot = self.slot;
-        std::thread::Builder::new()
-            .name("hoare-trim".into())
-            .stack_size(64 * 1024)
-            .spawn(move || trim(&lists, slot))
-    }
-
-    /// Gives the memory of free slots taken out of the free list back to the OS
-    /// and lists them as released (see [`release_slots`]).
-    fn release_slots(&self, rest: Vec<usize>) {
-        let rest = release_slots(self.slot, rest);
-        self.lock().released.extend(rest);
-    }
-
+    /// Maps a new slab and installs its guard pages.
     fn new_slab(&self) -> io::Result<Slab> {
         // Cannot overflow: `layout` keeps `slot` under 2 GiB and `per_slab` is
         // at most 4096 (a slab of at most 8 TiB), or 1 for a slot above 64 MiB.
@@ -336,6 +185,265 @@ impl Pool {
         })
     }
 
+    /// Moves `n` never-used slots into `out`: released ones first, then new ones
+    /// carved (mapping a new slab when the last is used up). On failure (the OS
+    /// refused a mapping or its guard pages) `out` may have received some.
+    fn take_unprepared(&self, g: &mut Inner, out: &mut Vec<usize>, n: usize) -> io::Result<()> {
+        let take = n.min(g.released.len());
+        let at = g.released.len() - take;
+        out.extend(g.released.drain(at..));
+        let mut missing = n - take;
+        while missing > 0 {
+            if g.slabs.last().is_none_or(|s| s.carved == self.per_slab) {
+                let slab = self.new_slab()?;
+                g.slabs.push(slab);
+            }
+            let slab = g.slabs.last_mut().expect("slab");
+            let k = (self.per_slab - slab.carved).min(missing);
+            for _ in 0..k {
+                let slot = slab.base + slab.carved * self.slot;
+                slab.carved += 1;
+                slab._valgrind.push(ValgrindStackRegistration::new(
+                    (slot + GUARD) as *mut u8,
+                    self.header_offset - GUARD,
+                ));
+                out.push(slot);
+            }
+            missing -= k;
+        }
+        Ok(())
+    }
+}
+
+struct Inner {
+    /// Free slots whose pages may still be resident, oldest first; handed out
+    /// newest first. The trimmer takes the oldest of those above `KEEP_RESIDENT`.
+    free: VecDeque<usize>,
+    /// Slots the pool's thread prepared (top pages populated), never used since;
+    /// handed out after `free`.
+    ready: Vec<usize>,
+    /// Free slots whose memory went back to the OS (guards kept); handed out
+    /// before new slots are carved.
+    released: Vec<usize>,
+    slabs: Vec<Slab>,
+    /// How many slots the pool's thread keeps in `ready` (0: it prepares none).
+    ahead: usize,
+    /// Slots handed out unprepared since `ahead` was last 0 (see `PREP_START`).
+    fresh: usize,
+    /// Counts the refills that took slots beyond `free`: the pool's thread gives
+    /// the prepared slots back when it has not changed for `TRIM_DELAY`.
+    demand: u64,
+    trimmer: Trimmer,
+    /// The pool's thread waits for work (a notify is needed to wake it early).
+    trimmer_idle: bool,
+    /// The pool is going away: its thread stops.
+    stop: bool,
+}
+
+/// Whether the pool's thread runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Trimmer {
+    NotStarted,
+    Running,
+    /// The OS refused the thread: `free_batch` releases the excess itself, and
+    /// nothing is prepared ahead.
+    Failed,
+}
+
+/// What a pool shares with its thread.
+struct Lists {
+    inner: Mutex<Inner>,
+    /// Wakes the pool's thread (free slots above `KEEP_RESIDENT`, `ready` below
+    /// `ahead`, or `stop`).
+    wake: Condvar,
+    /// `TRIM_DELAY` (shorter in tests).
+    delay: Duration,
+    /// `PREP_START` (other in tests).
+    prep_start: usize,
+    /// The OS "refuses" the pool its thread: how a test reaches the
+    /// fallback, which otherwise needs thread or memory limits that a test
+    /// cannot set without harming the other tests of its process.
+    #[cfg(test)]
+    refuse_trimmer: bool,
+}
+
+/// A pool of stack slots of one size.
+pub(crate) struct Pool {
+    geo: Geometry,
+    lists: Arc<Lists>,
+    /// The pool's thread, joined when the pool goes.
+    trimmer: Mutex<Option<JoinHandle<()>>>,
+    /// Slots leaked on purpose (a process unwound at shutdown whose stack another
+    /// party may still write to): while any is, the slabs are never unmapped.
+    kept: std::sync::atomic::AtomicUsize,
+}
+
+impl Pool {
+    /// A pool whose stacks have `usable` bytes (rounded up to pages, at least
+    /// 16 KiB) and a header of `header` bytes on top. Refuses (`InvalidInput`) a
+    /// `usable` above [`MAX_STACK`].
+    pub(crate) fn new(usable: usize, header: usize) -> io::Result<Self> {
+        let (slot, header_offset) = layout(usable, header)?;
+        Ok(Self {
+            geo: Geometry {
+                slot,
+                header_offset,
+                // Huge stacks get slabs of their own (a slab of several would cost
+                // several times their size in address space).
+                per_slab: (SLAB_BYTES / slot).clamp(1, 4096),
+            },
+            lists: Arc::new(Lists {
+                inner: Mutex::new(Inner {
+                    free: VecDeque::new(),
+                    ready: Vec::new(),
+                    released: Vec::new(),
+                    slabs: Vec::new(),
+                    ahead: 0,
+                    fresh: 0,
+                    demand: 0,
+                    trimmer: Trimmer::NotStarted,
+                    trimmer_idle: false,
+                    stop: false,
+                }),
+                wake: Condvar::new(),
+                delay: TRIM_DELAY,
+                prep_start: PREP_START,
+                #[cfg(test)]
+                refuse_trimmer: false,
+            }),
+            trimmer: Mutex::new(None),
+            kept: std::sync::atomic::AtomicUsize::new(0),
+        })
+    }
+
+    pub(crate) fn usable(&self) -> usize {
+        self.geo.header_offset - GUARD
+    }
+
+    /// Where the process header of `slot` lives: near the top of the slot, at
+    /// its colour (see [`colour`]); its stack grows down from there.
+    #[inline]
+    pub(crate) fn header_at(&self, slot: usize) -> usize {
+        self.geo.header_at(slot)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        lock(&self.lists.inner)
+    }
+
+    /// Moves `n` free slots into `out`: resident free ones first, then prepared
+    /// ones, then released or new ones (mapping a new slab when none is left); on
+    /// failure (the OS refused the mapping or its guard pages) `out` may have
+    /// received some of them. Taking slots beyond the resident free ones is
+    /// demand the pool's thread prepares for (see the module's comment).
+    pub(crate) fn alloc_batch(&self, out: &mut Vec<usize>, n: usize) -> io::Result<()> {
+        let mut g = self.lock();
+        let take = n.min(g.free.len());
+        let at = g.free.len() - take;
+        out.extend(g.free.drain(at..));
+        let mut missing = n - take;
+        if missing == 0 {
+            return Ok(());
+        }
+        g.demand = g.demand.wrapping_add(1);
+        let take = missing.min(g.ready.len());
+        let at = g.ready.len() - take;
+        out.extend(g.ready.drain(at..));
+        missing -= take;
+        let mut r = Ok(());
+        if missing > 0 {
+            g.fresh = g.fresh.saturating_add(missing);
+            if g.fresh >= self.lists.prep_start {
+                g.ahead = (g.ahead * 2).clamp(PREP_MIN, PREP_MAX);
+            }
+            r = self.geo.take_unprepared(&mut g, out, missing);
+        }
+        if g.ready.len() < g.ahead {
+            self.wake(g);
+        }
+        r
+    }
+
+    /// Gives `slots` back. They stay resident; when more than `KEEP_RESIDENT`
+    /// are free, the pool's thread is woken (started the first time) to give the
+    /// memory of the oldest ones back to the OS (see [`Pool::release_slots`]). If
+    /// the OS refuses the thread, the caller releases them itself.
+    pub(crate) fn free_batch(&self, slots: impl Iterator<Item = usize>) {
+        let mut g = self.lock();
+        g.free.extend(slots);
+        if g.free.len() <= KEEP_RESIDENT {
+            return;
+        }
+        if g.trimmer == Trimmer::Failed {
+            let n = g.free.len() - KEEP_RESIDENT;
+            let rest: Vec<usize> = g.free.drain(..n).collect();
+            drop(g);
+            self.release_slots(rest);
+            return;
+        }
+        self.wake(g);
+    }
+
+    /// Wakes the pool's thread if it waits, or starts it the first time.
+    fn wake(&self, mut g: std::sync::MutexGuard<'_, Inner>) {
+        match g.trimmer {
+            Trimmer::Running => {
+                if g.trimmer_idle {
+                    g.trimmer_idle = false;
+                    drop(g);
+                    self.lists.wake.notify_one();
+                }
+            }
+            Trimmer::NotStarted => {
+                g.trimmer = Trimmer::Running;
+                drop(g);
+                self.start_trimmer();
+            }
+            Trimmer::Failed => {}
+        }
+    }
+
+    /// Starts the pool's thread, or marks it failed, prepares nothing ahead, and
+    /// releases the excess here (as `free_batch` does from then on).
+    #[cold]
+    fn start_trimmer(&self) {
+        match self.spawn_trimmer() {
+            Ok(h) => *lock(&self.trimmer) = Some(h),
+            Err(_) => {
+                let mut g = self.lock();
+                g.trimmer = Trimmer::Failed;
+                g.ahead = 0;
+                let n = g.free.len().saturating_sub(KEEP_RESIDENT);
+                let rest: Vec<usize> = g.free.drain(..n).collect();
+                drop(g);
+                self.release_slots(rest);
+            }
+        }
+    }
+
+    /// The trimmer's thread, if the OS gives it one.
+    fn spawn_trimmer(&self) -> io::Result<JoinHandle<()>> {
+        #[cfg(test)]
+        if self.lists.refuse_trimmer {
+            return Err(io::Error::other(
+                "hoare: the trimmer's thread (refused by a test)",
+            ));
+        }
+        let lists = Arc::clone(&self.lists);
+        let geo = self.geo;
+        std::thread::Builder::new()
+            .name("hoare-stacks".into())
+            .stack_size(64 * 1024)
+            .spawn(move || tend(&lists, geo))
+    }
+
+    /// Gives the memory of free slots taken out of the free list back to the OS
+    /// and lists them as released (see [`release_slots`]).
+    fn release_slots(&self, rest: Vec<usize>) {
+        let rest = release_slots(self.geo.slot, rest);
+        self.lock().released.extend(rest);
+    }
+
     /// Leaks one slot for good (see `kept`).
     pub(crate) fn keep_slot(&self) {
         self.kept.fetch_add(1, Ordering::Relaxed);
@@ -346,7 +454,7 @@ impl Pool {
         let g = self.lock();
         g.slabs
             .iter()
-            .flat_map(|s| (0..s.carved).map(move |k| s.base + k * self.slot))
+            .flat_map(|s| (0..s.carved).map(move |k| s.base + k * self.geo.slot))
             .collect()
     }
 }
@@ -386,7 +494,7 @@ fn layout(usable: usize, header: usize) -> io::Result<(usize, usize)> {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        // The trimmer may be advising slab memory: it stops before any unmap.
+        // The pool's thread may be advising slab memory: it stops before any unmap.
         self.lock().stop = true;
         self.lists.wake.notify_one();
         if let Some(h) = lock(&self.trimmer).take() {
@@ -407,46 +515,110 @@ impl Drop for Pool {
     }
 }
 
-/// The trimmer thread's loop: takes the oldest free slots above `KEEP_RESIDENT`,
-/// `TRIM_BATCH` at a time, gives their memory back outside the lock, and lists
-/// them as released; sleeps when there are no more; ends when the pool goes.
-fn trim(lists: &Lists, slot: usize) {
+/// The pool's thread: prepares slots ahead while `ready` is below `ahead`;
+/// takes the oldest free slots above `KEEP_RESIDENT`, `TRIM_BATCH` at a time,
+/// once they have been in excess for `delay`, and gives their memory back;
+/// gives the prepared slots back when `delay` passes without a refill taking
+/// any; otherwise sleeps (without a timeout when none of that is pending). Ends
+/// when the pool goes. System calls are made outside the lock, on slots taken
+/// out of every list meanwhile.
+fn tend(lists: &Lists, geo: Geometry) {
     let mut g = lock(&lists.inner);
-    // Whether the excess has been left alone for `TRIM_DELAY` since it arose.
-    let mut aged = false;
+    // When the current excess of free slots may be trimmed.
+    let mut trim_at: Option<Instant> = None;
+    // Since when `demand` has stood at this value while slots are prepared.
+    let mut unused: Option<(Instant, u64)> = None;
     loop {
         if g.stop {
             return;
         }
+        let now = Instant::now();
+        if g.ready.len() < g.ahead {
+            let n = (g.ahead - g.ready.len()).min(PREP_BATCH);
+            let mut batch = Vec::with_capacity(n);
+            if geo.take_unprepared(&mut g, &mut batch, n).is_err() {
+                // Out of memory or mappings: prepare nothing until demand comes
+                // again (the spawn that needs a slot gets the error itself).
+                g.ahead = 0;
+            }
+            drop(g);
+            populate(&geo, &batch);
+            g = lock(&lists.inner);
+            g.ready.extend(batch);
+            continue;
+        }
         let excess = g.free.len().saturating_sub(KEEP_RESIDENT);
         if excess == 0 {
-            aged = false;
-            g.trimmer_idle = true;
-            g = lists.wake.wait(g).unwrap_or_else(|p| p.into_inner());
+            trim_at = None;
+        } else if now >= *trim_at.get_or_insert(now + lists.delay) {
+            let batch: Vec<usize> = g.free.drain(..excess.min(TRIM_BATCH)).collect();
+            drop(g);
+            let batch = release_slots(geo.slot, batch);
+            g = lock(&lists.inner);
+            g.released.extend(batch);
             continue;
         }
-        if !aged {
-            // Let the burst of frees that made the excess end first (and a new
-            // burst of spawns reuse what it freed); wakes early only to stop.
-            aged = true;
-            let deadline = std::time::Instant::now() + lists.delay;
-            while !g.stop {
-                let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) else {
-                    break;
-                };
-                g = lists
-                    .wake
-                    .wait_timeout(g, left)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0;
+        if g.ahead == 0 && g.ready.is_empty() {
+            unused = None;
+        } else {
+            match unused {
+                Some((since, d)) if d == g.demand => {
+                    if now >= since + lists.delay {
+                        // Nothing taken for `delay`: idle, give them back.
+                        unused = None;
+                        g.ahead = 0;
+                        g.fresh = 0;
+                        let batch = std::mem::take(&mut g.ready);
+                        drop(g);
+                        let batch = release_slots(geo.slot, batch);
+                        g = lock(&lists.inner);
+                        g.released.extend(batch);
+                        continue;
+                    }
+                }
+                _ => unused = Some((now, g.demand)),
             }
-            continue;
         }
-        let batch: Vec<usize> = g.free.drain(..excess.min(TRIM_BATCH)).collect();
-        drop(g);
-        let batch = release_slots(slot, batch);
-        g = lock(&lists.inner);
-        g.released.extend(batch);
+        let until = trim_at
+            .into_iter()
+            .chain(unused.map(|(since, _)| since + lists.delay))
+            .min();
+        g.trimmer_idle = true;
+        g = match until {
+            None => lists.wake.wait(g).unwrap_or_else(|p| p.into_inner()),
+            Some(t) => {
+                lists
+                    .wake
+                    .wait_timeout(g, t.saturating_duration_since(now))
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0
+            }
+        };
+        g.trimmer_idle = false;
+    }
+}
+
+/// Makes the top pages of `slots` (taken out of every list meanwhile) resident
+/// by writing a zero byte into each: the page fault is taken here, on the pool's
+/// thread, instead of by the spawn that writes the header.
+///
+/// A write, not `MADV_POPULATE_WRITE`: the advice holds the address space's
+/// lock (`mmap_lock`) for reading through a whole batch, and every `mprotect`
+/// or `mmap` of the workers meanwhile (glibc grows a thread's heap arena with
+/// `mprotect`) waits for it; a worker blocked there left the spawner idle for
+/// most of the spawn phase (BENCHMARKS.md, "Spawn: slots prepared ahead by
+/// touching them"). A write fault takes only the mapping's own lock.
+fn populate(geo: &Geometry, slots: &[usize]) {
+    for &s in slots {
+        let (start, len) = geo.top_range(s);
+        for page in (start..start + len).step_by(PAGE) {
+            // SAFETY: a page of this slot's stack or header, mapped readable and
+            // writable (guard pages lie below `top_range`); the slot is out of
+            // every list, so no process uses it, and it was never used or its
+            // memory was given back (it reads as zeros): writing a zero changes
+            // nothing but residency.
+            unsafe { (page as *mut u8).write_volatile(0) };
+        }
     }
 }
 
@@ -664,11 +836,11 @@ mod tests {
         }
         let p = Pool::new(MAX_STACK, 256).expect("the largest allowed");
         assert!(p.usable() >= MAX_STACK);
-        assert_eq!(p.per_slab, 1);
+        assert_eq!(p.geo.per_slab, 1);
         let p = Pool::new(0, 256).expect("rounded up");
         // Guard, 16 KiB and the header's page: 6 pages, made odd (see `layout`).
         assert_eq!(p.usable(), MIN_STACK + PAGE + (PAGE - 256));
-        assert_eq!(p.slot % (2 * PAGE), PAGE);
+        assert_eq!(p.geo.slot % (2 * PAGE), PAGE);
     }
 
     /// Every slot's header is 64-byte aligned, inside the slot's top page, above
@@ -683,8 +855,12 @@ mod tests {
         for &s in &slots {
             let h = p.header_at(s);
             assert_eq!(h % 64, 0);
-            assert_eq!(h / PAGE, (s + p.slot - 1) / PAGE, "header in the top page");
-            assert!(h + std::mem::size_of::<crate::proc::Proc>() <= s + p.slot);
+            assert_eq!(
+                h / PAGE,
+                (s + p.geo.slot - 1) / PAGE,
+                "header in the top page"
+            );
+            assert!(h + std::mem::size_of::<crate::proc::Proc>() <= s + p.geo.slot);
             assert!(h - s - GUARD >= MIN_STACK);
             offsets.insert(h % PAGE);
         }
@@ -699,8 +875,10 @@ mod tests {
     #[test]
     fn trimmer_releases_the_oldest_excess() {
         let mut p = Pool::new(0, 256).expect("pool");
-        Arc::get_mut(&mut p.lists).expect("no trimmer yet").delay =
-            std::time::Duration::from_millis(10);
+        let lists = Arc::get_mut(&mut p.lists).expect("no thread yet");
+        lists.delay = Duration::from_millis(10);
+        // Trimming alone here (see `prepares_ahead_...` for preparing).
+        lists.prep_start = usize::MAX;
         let n = KEEP_RESIDENT + 100;
         let mut slots = Vec::new();
         p.alloc_batch(&mut slots, n).expect("slots");
@@ -803,6 +981,101 @@ mod tests {
             // SAFETY: as above, a released slot.
             let v = unsafe { top(s).read() };
             assert_eq!(v, 0, "released memory reads as zeros");
+        }
+    }
+
+    /// Whether every page of `(start, len)` is resident (`mincore`).
+    fn resident((start, len): (usize, usize)) -> bool {
+        let mut v = vec![0u8; len.div_ceil(PAGE)];
+        // SAFETY: a page-aligned range inside a slab of ours; `v` has one byte
+        // per page.
+        let r = unsafe { libc::mincore(start as *mut libc::c_void, len, v.as_mut_ptr()) };
+        assert_eq!(r, 0, "mincore: {}", io::Error::last_os_error());
+        v.iter().all(|b| b & 1 == 1)
+    }
+
+    /// Waits (up to 30 s) until `f` holds of the pool's lists.
+    fn wait_for(p: &Pool, what: &str, f: impl Fn(&Inner) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !f(&p.lock()) {
+            assert!(Instant::now() < deadline, "never: {what}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Preparing ahead: nothing is prepared (and no thread started) until
+    /// `PREP_START` slots have been handed out unprepared; then the pool's
+    /// thread keeps `PREP_MIN` slots whose top pages are resident, which are
+    /// handed out next; when `delay` passes without a refill taking any, they go
+    /// back to the OS (not resident any more, listed as released) and `ahead` to
+    /// 0. Fails when `populate` does nothing (not resident) and when the thread
+    /// never gives them back (both checked).
+    #[test]
+    fn prepares_ahead_on_demand_and_gives_back_when_unused() {
+        let mut p = Pool::new(0, 256).expect("pool");
+        Arc::get_mut(&mut p.lists).expect("no thread yet").delay = Duration::from_millis(50);
+        let mut held = Vec::new();
+        p.alloc_batch(&mut held, PREP_START - 1).expect("slots");
+        {
+            let g = p.lock();
+            assert_eq!(g.ahead, 0);
+            assert!(
+                g.trimmer == Trimmer::NotStarted,
+                "no thread for a few slots"
+            );
+        }
+        p.alloc_batch(&mut held, 1).expect("slots");
+        assert_eq!(p.lock().ahead, PREP_MIN);
+        wait_for(&p, "prepared", |g| g.ready.len() >= PREP_MIN);
+        let ready = p.lock().ready.clone();
+        for &s in &ready {
+            assert!(resident(p.geo.top_range(s)), "a prepared slot is resident");
+            assert!(!held.contains(&s));
+        }
+        let mut more = Vec::new();
+        p.alloc_batch(&mut more, 10).expect("slots");
+        assert!(
+            more.iter().all(|s| ready.contains(s)),
+            "prepared slots are handed out before new ones"
+        );
+        // No more demand: the prepared ones go back.
+        wait_for(&p, "given back", |g| g.ahead == 0 && g.ready.is_empty());
+        let g = p.lock();
+        for s in ready.iter().filter(|s| !more.contains(s)) {
+            assert!(g.released.contains(s), "listed as released");
+            assert!(!resident(p.geo.top_range(*s)), "given back to the OS");
+        }
+        drop(g);
+        p.free_batch(held.into_iter().chain(more));
+        drop(p);
+    }
+
+    /// A pool dropped while its thread prepares slots: the drop stops the
+    /// thread and waits for the batch it has in hand (`populate` writes to slab
+    /// memory the drop unmaps) before unmapping. Catches a drop that unmaps
+    /// first (a segfault in `populate`: checked once, three runs of three)
+    /// and a thread that misses `stop` (a hang).
+    #[test]
+    fn a_pool_dropped_while_its_thread_prepares() {
+        for _ in 0..20 {
+            let mut p = Pool::new(0, 256).expect("pool");
+            Arc::get_mut(&mut p.lists)
+                .expect("no thread yet")
+                .prep_start = 1;
+            let mut held = Vec::new();
+            // Two refills that find nothing prepared: `ahead` goes to
+            // `PREP_MIN` and then doubles; the thread starts on it.
+            p.alloc_batch(&mut held, 8).expect("slots");
+            p.alloc_batch(&mut held, 8).expect("slots");
+            // Until the first batch is in: the thread is then populating the
+            // next ones (`ahead` is at least two batches).
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while p.lock().ready.is_empty() {
+                assert!(Instant::now() < deadline, "never prepared");
+                std::hint::spin_loop();
+            }
+            p.free_batch(held.into_iter());
+            drop(p);
         }
     }
 
