@@ -214,6 +214,49 @@ fn timers_beside_ping_pong_2_workers() {
     timers_beside_ping_pong(2);
 }
 
+/// A timer beside a burst of spawns on 2 workers: one process spawns up to
+/// 50,000 processes without pause (each sleeps 100 ms and ends), enough that
+/// the stack pool's thread prepares their stacks ahead; meanwhile ten 10 ms
+/// waits must each end in time. That thread runs at idle priority (measured:
+/// at normal priority it kept a worker from its core long enough to make a
+/// 1 ms sleep 87 ms late; BENCHMARKS.md, "Spawn: slots prepared ahead by
+/// touching them"); this bound catches starvation, the unit test
+/// `the_pools_thread_runs_at_idle_priority` the priority itself.
+#[test]
+fn timers_beside_a_burst_of_spawns_2_workers() {
+    use std::sync::atomic::AtomicUsize;
+    let _serial = serial();
+    let took = rt(2).run(|| {
+        let stop = Arc::new(AtomicBool::new(false));
+        let spawned = Arc::new(AtomicUsize::new(0));
+        let (s, n) = (stop.clone(), spawned.clone());
+        let spawner = hoare::spawn(move || {
+            let t0 = Instant::now();
+            while n.load(Ordering::Relaxed) < 50_000
+                && !s.load(Ordering::Relaxed)
+                && t0.elapsed() < CAP
+            {
+                drop(hoare::spawn(|| {
+                    hoare::sleep_for(Duration::from_millis(100))
+                }));
+                n.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        // The waits start once the pool's thread has work (`PREP_START`).
+        let t0 = Instant::now();
+        while spawned.load(Ordering::Relaxed) < 4_096 && t0.elapsed() < CAP {
+            hoare::sleep_for(Duration::from_millis(1));
+        }
+        let took: Vec<[Duration; 2]> = (0..10).map(|_| ten_ms_waits()).collect();
+        stop.store(true, Ordering::Relaxed);
+        spawner.join().unwrap();
+        took
+    });
+    for t in took {
+        assert_on_time("2 workers, beside a burst of spawns", t);
+    }
+}
+
 /// Issue 10 §2: a yielding process gets to run while a ping-pong pair hands off
 /// on its worker (it used to wait until the pair stopped).
 fn yield_beside_ping_pong(workers: usize) {
