@@ -14,7 +14,8 @@
 //! that spawn alone and never changes how later guards are installed.
 //!
 //! A pool has a thread of its own (`hoare-stacks`, started the first time it has
-//! work) that does the pool's system calls off the workers:
+//! work, at idle priority: see `idle_priority`) that does the pool's system
+//! calls off the workers:
 //! * *Trimming.* Free slots above [`KEEP_RESIDENT`] give their memory back to the
 //!   OS there, not on the worker that freed them: a burst of processes ending (a
 //!   join of many) does not wait for the `MADV_DONTNEED` of each one's stack. It
