@@ -1075,6 +1075,20 @@ mod tests {
         drop(p);
     }
 
+    /// A pool whose thread has started preparing slots, and the 16 slots taken
+    /// from it: two refills that found nothing prepared (`PREP_START` at 1),
+    /// so `ahead` went to `PREP_MIN` and then doubled.
+    fn preparing_pool() -> (Pool, Vec<usize>) {
+        let mut p = Pool::new(0, 256).expect("pool");
+        Arc::get_mut(&mut p.lists)
+            .expect("no thread yet")
+            .prep_start = 1;
+        let mut held = Vec::new();
+        p.alloc_batch(&mut held, 8).expect("slots");
+        p.alloc_batch(&mut held, 8).expect("slots");
+        (p, held)
+    }
+
     /// A pool dropped while its thread prepares slots: the drop stops the
     /// thread and waits for the batch it has in hand (`populate` writes to slab
     /// memory the drop unmaps) before unmapping. Catches a drop that unmaps
@@ -1083,15 +1097,7 @@ mod tests {
     #[test]
     fn a_pool_dropped_while_its_thread_prepares() {
         for _ in 0..20 {
-            let mut p = Pool::new(0, 256).expect("pool");
-            Arc::get_mut(&mut p.lists)
-                .expect("no thread yet")
-                .prep_start = 1;
-            let mut held = Vec::new();
-            // Two refills that find nothing prepared: `ahead` goes to
-            // `PREP_MIN` and then doubles; the thread starts on it.
-            p.alloc_batch(&mut held, 8).expect("slots");
-            p.alloc_batch(&mut held, 8).expect("slots");
+            let (p, held) = preparing_pool();
             // Until the first batch is in: the thread is then populating the
             // next ones (`ahead` is at least two batches).
             let deadline = Instant::now() + Duration::from_secs(30);
@@ -1109,13 +1115,7 @@ mod tests {
     /// timers during a burst of spawns (checked once: "never: ... SCHED_IDLE").
     #[test]
     fn the_pools_thread_runs_at_idle_priority() {
-        let mut p = Pool::new(0, 256).expect("pool");
-        Arc::get_mut(&mut p.lists)
-            .expect("no thread yet")
-            .prep_start = 1;
-        let mut held = Vec::new();
-        p.alloc_batch(&mut held, 8).expect("slots");
-        p.alloc_batch(&mut held, 8).expect("slots");
+        let (p, held) = preparing_pool();
         // The pools' threads of this test binary, by name, and their class
         // (other tests' threads too: each one lowers itself when it starts).
         let classes = || -> Vec<libc::c_int> {
