@@ -10,7 +10,7 @@
 use hoare::{
     alt, fair_alt, Builder, Channel, Fair, JoinHandle, RecvTimeoutError, Runtime, TryRecvError,
 };
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -224,7 +224,6 @@ fn timers_beside_ping_pong_2_workers() {
 /// `the_pools_thread_runs_at_idle_priority` the priority itself.
 #[test]
 fn timers_beside_a_burst_of_spawns_2_workers() {
-    use std::sync::atomic::AtomicUsize;
     let _serial = serial();
     let took = rt(2).run(|| {
         let stop = Arc::new(AtomicBool::new(false));

@@ -121,8 +121,10 @@ unsafe impl Send for Slab {}
 struct Geometry {
     /// Bytes from slot start to slot end.
     slot: usize,
-    /// Offset of the process header within the slot (= stack base).
+    /// Offset of the top of the usable range within the slot: the header (and
+    /// the stack below it) starts a colour lower (see `header_at`).
     header_offset: usize,
+    /// Slots per slab.
     per_slab: usize,
 }
 
@@ -234,16 +236,16 @@ struct Inner {
     /// Counts the refills that took slots beyond `free`: the pool's thread gives
     /// the prepared slots back when it has not changed for `TRIM_DELAY`.
     demand: u64,
-    trimmer: Trimmer,
+    thread: Thread,
     /// The pool's thread waits for work (a notify is needed to wake it early).
-    trimmer_idle: bool,
+    thread_idle: bool,
     /// The pool is going away: its thread stops.
     stop: bool,
 }
 
 /// Whether the pool's thread runs.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Trimmer {
+enum Thread {
     NotStarted,
     Running,
     /// The OS refused the thread: `free_batch` releases the excess itself, and
@@ -265,7 +267,7 @@ struct Lists {
     /// fallback, which otherwise needs thread or memory limits that a test
     /// cannot set without harming the other tests of its process.
     #[cfg(test)]
-    refuse_trimmer: bool,
+    refuse_thread: bool,
 }
 
 /// A pool of stack slots of one size.
@@ -273,7 +275,7 @@ pub(crate) struct Pool {
     geo: Geometry,
     lists: Arc<Lists>,
     /// The pool's thread, joined when the pool goes.
-    trimmer: Mutex<Option<JoinHandle<()>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
     /// Slots leaked on purpose (a process unwound at shutdown whose stack another
     /// party may still write to): while any is, the slabs are never unmapped.
     kept: std::sync::atomic::AtomicUsize,
@@ -302,17 +304,17 @@ impl Pool {
                     ahead: 0,
                     fresh: 0,
                     demand: 0,
-                    trimmer: Trimmer::NotStarted,
-                    trimmer_idle: false,
+                    thread: Thread::NotStarted,
+                    thread_idle: false,
                     stop: false,
                 }),
                 wake: Condvar::new(),
                 delay: TRIM_DELAY,
                 prep_start: PREP_START,
                 #[cfg(test)]
-                refuse_trimmer: false,
+                refuse_thread: false,
             }),
-            trimmer: Mutex::new(None),
+            thread: Mutex::new(None),
             kept: std::sync::atomic::AtomicUsize::new(0),
         })
     }
@@ -375,7 +377,7 @@ impl Pool {
         if g.free.len() <= KEEP_RESIDENT {
             return;
         }
-        if g.trimmer == Trimmer::Failed {
+        if g.thread == Thread::Failed {
             let n = g.free.len() - KEEP_RESIDENT;
             let rest: Vec<usize> = g.free.drain(..n).collect();
             drop(g);
@@ -387,32 +389,32 @@ impl Pool {
 
     /// Wakes the pool's thread if it waits, or starts it the first time.
     fn wake(&self, mut g: std::sync::MutexGuard<'_, Inner>) {
-        match g.trimmer {
-            Trimmer::Running => {
-                if g.trimmer_idle {
-                    g.trimmer_idle = false;
+        match g.thread {
+            Thread::Running => {
+                if g.thread_idle {
+                    g.thread_idle = false;
                     drop(g);
                     self.lists.wake.notify_one();
                 }
             }
-            Trimmer::NotStarted => {
-                g.trimmer = Trimmer::Running;
+            Thread::NotStarted => {
+                g.thread = Thread::Running;
                 drop(g);
-                self.start_trimmer();
+                self.start_thread();
             }
-            Trimmer::Failed => {}
+            Thread::Failed => {}
         }
     }
 
     /// Starts the pool's thread, or marks it failed, prepares nothing ahead, and
     /// releases the excess here (as `free_batch` does from then on).
     #[cold]
-    fn start_trimmer(&self) {
-        match self.spawn_trimmer() {
-            Ok(h) => *lock(&self.trimmer) = Some(h),
+    fn start_thread(&self) {
+        match self.spawn_thread() {
+            Ok(h) => *lock(&self.thread) = Some(h),
             Err(_) => {
                 let mut g = self.lock();
-                g.trimmer = Trimmer::Failed;
+                g.thread = Thread::Failed;
                 g.ahead = 0;
                 let n = g.free.len().saturating_sub(KEEP_RESIDENT);
                 let rest: Vec<usize> = g.free.drain(..n).collect();
@@ -422,12 +424,12 @@ impl Pool {
         }
     }
 
-    /// The trimmer's thread, if the OS gives it one.
-    fn spawn_trimmer(&self) -> io::Result<JoinHandle<()>> {
+    /// The pool's thread, if the OS gives it one.
+    fn spawn_thread(&self) -> io::Result<JoinHandle<()>> {
         #[cfg(test)]
-        if self.lists.refuse_trimmer {
+        if self.lists.refuse_thread {
             return Err(io::Error::other(
-                "hoare: the trimmer's thread (refused by a test)",
+                "hoare: the stack pool's thread (refused by a test)",
             ));
         }
         let lists = Arc::clone(&self.lists);
@@ -501,7 +503,7 @@ impl Drop for Pool {
         // The pool's thread may be advising slab memory: it stops before any unmap.
         self.lock().stop = true;
         self.lists.wake.notify_one();
-        if let Some(h) = lock(&self.trimmer).take() {
+        if let Some(h) = lock(&self.thread).take() {
             let _ = h.join();
         }
         if *self.kept.get_mut() > 0 {
@@ -603,7 +605,7 @@ fn tend(lists: &Lists, geo: Geometry) {
             .into_iter()
             .chain(unused.map(|(since, _)| since + lists.delay))
             .min();
-        g.trimmer_idle = true;
+        g.thread_idle = true;
         g = match until {
             None => lists.wake.wait(g).unwrap_or_else(|p| p.into_inner()),
             Some(t) => {
@@ -614,7 +616,7 @@ fn tend(lists: &Lists, geo: Geometry) {
                     .0
             }
         };
-        g.trimmer_idle = false;
+        g.thread_idle = false;
     }
 }
 
@@ -950,8 +952,8 @@ mod tests {
     fn a_refused_trimmer_leaves_the_caller_to_release_the_excess() {
         let mut p = Pool::new(0, 256).expect("pool");
         Arc::get_mut(&mut p.lists)
-            .expect("no trimmer yet")
-            .refuse_trimmer = true;
+            .expect("no thread yet")
+            .refuse_thread = true;
         let n = KEEP_RESIDENT + 100;
         let mut slots = Vec::new();
         p.alloc_batch(&mut slots, n).expect("slots");
@@ -963,13 +965,13 @@ mod tests {
         p.free_batch(slots.iter().copied());
         {
             let g = p.lock();
-            assert!(g.trimmer == Trimmer::Failed, "the refusal is recorded");
+            assert!(g.thread == Thread::Failed, "the refusal is recorded");
             assert_eq!(g.free.len(), KEEP_RESIDENT, "the excess left the free list");
             let mut released = g.released.clone();
             released.sort_unstable();
             assert_eq!(released, slots[..100], "the oldest ones go");
         }
-        assert!(lock(&p.trimmer).is_none(), "no thread");
+        assert!(lock(&p.thread).is_none(), "no thread");
         for &s in &slots[..100] {
             // SAFETY: a released slot of this pool, nobody else's.
             let v = unsafe { top(s).read() };
@@ -1039,10 +1041,7 @@ mod tests {
         {
             let g = p.lock();
             assert_eq!(g.ahead, 0);
-            assert!(
-                g.trimmer == Trimmer::NotStarted,
-                "no thread for a few slots"
-            );
+            assert!(g.thread == Thread::NotStarted, "no thread for a few slots");
         }
         p.alloc_batch(&mut held, 1).expect("slots");
         assert_eq!(p.lock().ahead, PREP_MIN);
