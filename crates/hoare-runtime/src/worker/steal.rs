@@ -111,11 +111,7 @@ impl WorkerLocal {
         let sh = self.shared();
         let n = sh.workers.len();
         let start = self.me().ticks.load(Ordering::Relaxed) as usize;
-        for k in 1..n {
-            let v = (self.index + start + k) % n;
-            if v == self.index {
-                continue;
-            }
+        for v in others(self.index, n, start) {
             let victim = &sh.workers[v].stealer;
             if victim.is_empty() {
                 continue;
@@ -135,9 +131,8 @@ impl WorkerLocal {
         if let Some(t) = self.steal_global() {
             return Some(t);
         }
-        for k in 1..n {
-            let v = (self.index + start + k) % n;
-            if v == self.index || sh.workers[v].next.load(Ordering::Relaxed).is_null() {
+        for v in others(self.index, n, start) {
+            if sh.workers[v].next.load(Ordering::Relaxed).is_null() {
                 continue;
             }
             if !self.stalled(v, Watch::Next) {
@@ -189,5 +184,48 @@ impl WorkerLocal {
                 false
             }
         }
+    }
+}
+
+/// The workers other than `me` (of `n`), each once, beginning at one picked by
+/// `start` (a count that moves, so that thieves spread over their victims).
+///
+/// Once `(me + start + k) % n` for `k` in `1..n`: with `start` not a multiple
+/// of `n` that lands on `me` once and skips another worker, so on 2 workers a
+/// thief whose dispatch count was odd never looked at the other worker while it
+/// slept and woke without dispatching (the count stays put): the second worker
+/// napped through a fan-out of 100,000 woken processes queued on the first.
+fn others(me: usize, n: usize, start: usize) -> impl Iterator<Item = usize> {
+    let m = n.saturating_sub(1).max(1);
+    let first = start % m;
+    (0..n.saturating_sub(1)).map(move |k| (me + 1 + (first + k) % m) % n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::others;
+
+    /// Every other worker once, never the thief itself, whatever the count:
+    /// the old rotation failed this for every odd `start` on 2 workers.
+    #[test]
+    fn a_thief_visits_every_other_worker_once() {
+        for n in 1..7 {
+            for me in 0..n {
+                for start in [0, 1, 2, 3, 5, 8, 13, usize::MAX - 1, usize::MAX] {
+                    let mut seen: Vec<usize> = others(me, n, start).collect();
+                    assert!(!seen.contains(&me), "n {n} me {me} start {start}: {seen:?}");
+                    seen.sort_unstable();
+                    let want: Vec<usize> = (0..n).filter(|&w| w != me).collect();
+                    assert_eq!(seen, want, "n {n} me {me} start {start}");
+                }
+            }
+        }
+    }
+
+    /// The first victim moves with the count (thieves spread out).
+    #[test]
+    fn the_first_victim_rotates() {
+        let firsts: Vec<usize> = (0..3).map(|s| others(0, 4, s).next().unwrap()).collect();
+        assert_eq!(firsts, [1, 2, 3]);
     }
 }
