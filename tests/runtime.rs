@@ -184,12 +184,12 @@ fn two_hundred_thousand_blocked_then_released() {
 /// shape is that benchmark's: the last process to block wakes the root, which
 /// opens the gate. In every round (a different number of processes each, so
 /// that the counts differ) both workers must run some: with the old rotation
-/// the first round ran 20,000 to 0 (checked twice).
+/// the first round ran 50,000 to 0 (checked twice).
 #[test]
 fn a_fan_out_of_wakes_is_shared_by_both_workers() {
     rt(2).run(|| {
-        for round in 0..8 {
-            let n = 20_000 + round;
+        for round in 0..6 {
+            let n = 50_000 + round;
             let gate = Arc::new(Gate::default());
             let started = Arc::new(Gate::default());
             let blocked = Arc::new(AtomicUsize::new(0));
