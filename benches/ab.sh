@@ -57,6 +57,7 @@ CASES=(
     "stressed_barrier|--groups 2 --procs 65536 --rounds 20|ms_per_sync"
     "primesieve|--primes 100|us_per_prime"
     "mandelbrot|--mode lines --size 1024 --maxiter 255|ms"
+    "mandelbrot|--mode workers --size 1024 --maxiter 255|ms"
     "montecarlo|--samples 67108864 --tasks 64|ms"
     "spawn|--procs 100000|ns_per_spawn"
 )

@@ -176,50 +176,6 @@ fn two_hundred_thousand_blocked_then_released() {
     assert_eq!(n, (0..200_000usize).sum::<usize>());
 }
 
-/// One process wakes thousands at once (a gate opening): they all queue on its
-/// worker, and the other worker, idle, must take a share. Until 2026-11-28 a
-/// thief picked its victims by `(me + count + k) % n`, which on 2 workers,
-/// with an odd dispatch count, was itself: it napped through the whole
-/// fan-out (the spawn benchmark's join ran on one worker in most runs). The
-/// shape is that benchmark's: the last process to block wakes the root, which
-/// opens the gate. In every round (a different number of processes each, so
-/// that the counts differ) both workers must run some: with the old rotation
-/// the first round ran 50,000 to 0 (checked twice).
-#[test]
-fn a_fan_out_of_wakes_is_shared_by_both_workers() {
-    rt(2).run(|| {
-        for round in 0..6 {
-            let n = 50_000 + round;
-            let gate = Arc::new(Gate::default());
-            let started = Arc::new(Gate::default());
-            let blocked = Arc::new(AtomicUsize::new(0));
-            let hs: Vec<_> = (0..n)
-                .map(|_| {
-                    let (gate, started, blocked) = (gate.clone(), started.clone(), blocked.clone());
-                    hoare::spawn(move || {
-                        // The last to arrive wakes the root (no timer involved).
-                        if blocked.fetch_add(1, Ordering::SeqCst) + 1 == n {
-                            started.open();
-                        }
-                        gate.wait();
-                        hoare::core::park::worker_index()
-                    })
-                })
-                .collect();
-            started.wait();
-            gate.open();
-            let mut ran = [0usize; 2];
-            for h in hs {
-                ran[h.join().unwrap()] += 1;
-            }
-            assert!(
-                ran[0] > 0 && ran[1] > 0,
-                "round {round}: a fan-out of {n} ran on one worker only ({ran:?})"
-            );
-        }
-    });
-}
-
 #[test]
 fn several_runtimes_sequential_and_side_by_side() {
     for i in 0..5 {

@@ -131,11 +131,14 @@ impl WorkerLocal {
         if let Some(t) = self.steal_global() {
             return Some(t);
         }
+        // One wait for a stall per look (see `wait_stalled`).
+        let mut waited = false;
         for v in others(self.index, n, start) {
             if sh.workers[v].next.load(Ordering::Relaxed).is_null() {
                 continue;
             }
-            if !self.stalled(v, Watch::Next) {
+            if !self.stalled(v, Watch::Next) && (waited || !self.wait_stalled(v)) {
+                waited = true;
                 self.saw_pending.set(true);
                 continue;
             }
@@ -159,6 +162,34 @@ impl WorkerLocal {
     /// (or, for the queue, last stole from it).
     fn stalled(&self, v: usize, what: Watch) -> bool {
         self.stalled_for(v, what, GRACE)
+    }
+
+    /// Worker `v` has a process in its next slot and this (idle) worker has
+    /// just begun counting `v`'s dispatches: waits here, up to `GRACE`, for
+    /// `v` to dispatch or the slot to empty, and says whether neither happened
+    /// (`v` is stuck in a long process: take the slot). Left to this worker's
+    /// next look instead, the count is seen again only after a nap (up to
+    /// `NAP_MAX`), when a worker computing for tens of microseconds at a time
+    /// has moved on, so a process woken behind such a one was never taken (the
+    /// mandelbrot farm on 2 workers, its two computing processes on one
+    /// worker, ran at one worker's speed in most runs). Go's thief likewise
+    /// waits ~3 µs and looks at a running P's runnext again.
+    fn wait_stalled(&self, v: usize) -> bool {
+        let ws = &self.shared().workers[v];
+        let seen = ws.ticks.load(Ordering::Relaxed);
+        let waiting = ws.next.load(Ordering::Relaxed);
+        let t = Instant::now();
+        while t.elapsed() < GRACE {
+            std::hint::spin_loop();
+            // The same process still waits in the slot (a worker handing off
+            // from process to process changes it without a dispatch).
+            if ws.ticks.load(Ordering::Relaxed) != seen
+                || ws.next.load(Ordering::Relaxed) != waiting
+            {
+                return false;
+            }
+        }
+        true
     }
 
     /// Starts the count of `stalled` for worker `v`'s counter afresh.
