@@ -178,18 +178,16 @@ impl WorkerLocal {
         let ws = &self.shared().workers[v];
         let seen = ws.ticks.load(Ordering::Relaxed);
         let waiting = ws.next.load(Ordering::Relaxed);
+        // Looked at again only at the end: polled meanwhile, the busy
+        // worker's line (its count and slot) would be taken from it on every
+        // dispatch and wake, slowing the worker being watched.
         let t = Instant::now();
         while t.elapsed() < GRACE {
             std::hint::spin_loop();
-            // The same process still waits in the slot (a worker handing off
-            // from process to process changes it without a dispatch).
-            if ws.ticks.load(Ordering::Relaxed) != seen
-                || ws.next.load(Ordering::Relaxed) != waiting
-            {
-                return false;
-            }
         }
-        true
+        // The same process still waits in the slot (a worker handing off
+        // from process to process changes it without a dispatch).
+        ws.ticks.load(Ordering::Relaxed) == seen && ws.next.load(Ordering::Relaxed) == waiting
     }
 
     /// Starts the count of `stalled` for worker `v`'s counter afresh.
