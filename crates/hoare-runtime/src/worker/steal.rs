@@ -4,8 +4,10 @@
 //! Idle workers steal; a busy one takes only from a worker stuck for `STUCK`, at
 //! its periodic look. What waits on a busy worker (its queue, however long, and
 //! its next slot) is left to it for `GRACE`: a queue until its worker has not
-//! emptied it for that long, the next slot until its worker has run no process
-//! for that long. That keeps a group of communicating processes on one worker
+//! emptied it for that long, the next slot until its worker has neither run
+//! another process nor put another in the slot for that long (an idle worker
+//! that first sees a process there waits that out at once: see
+//! `wait_stalled`). That keeps a group of communicating processes on one worker
 //! (an alt's reader and the writers it wakes, a pipeline) instead of splitting it
 //! across cores for every hand-off, while work its worker does not keep up with
 //! (long processes, a fan-out) is taken within `GRACE` by a searching worker, or
@@ -156,7 +158,8 @@ impl WorkerLocal {
     }
 
     /// Whether what waits on worker `v` is worth stealing: for its next slot, `v`
-    /// has run no process for `GRACE` (it is stuck in a long one); for its queue,
+    /// has run no other process and put no other in the slot for `GRACE` (it
+    /// is stuck in a long one); for its queue,
     /// `v` has not emptied it for `GRACE` (stuck, or more work than it keeps up
     /// with), counted from when this worker first saw the counter at its value
     /// (or, for the queue, last stole from it).
