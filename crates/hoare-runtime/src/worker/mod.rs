@@ -60,7 +60,8 @@ pub(crate) struct WorkerLocal {
     /// `MAX_STREAK_*`).
     streak_start: Cell<u32>,
     max_streak: u32,
-    /// Per other worker: its `ticks` (its `drained`) when this worker first saw
+    /// Per other worker: its `ticks` mixed with its next slot's process (its
+    /// `drained`) when this worker first saw
     /// a process in its next slot (tasks in its queue), and when (see
     /// `stalled`).
     watch: UnsafeCell<Vec<[Sighting; 2]>>,
