@@ -168,9 +168,9 @@ impl WorkerLocal {
     }
 
     /// Worker `v` has a process in its next slot and this (idle) worker has
-    /// just begun counting `v`'s dispatches: waits here, up to `GRACE`, for
-    /// `v` to dispatch or the slot to empty, and says whether neither happened
-    /// (`v` is stuck in a long process: take the slot). Left to this worker's
+    /// just begun counting `v`'s dispatches: waits `GRACE` here, then says
+    /// whether `v` has dispatched nothing and the same process still waits in
+    /// the slot (`v` is stuck in a long process: take the slot). Left to this worker's
     /// next look instead, the count is seen again only after a nap (up to
     /// `NAP_MAX`), when a worker computing for tens of microseconds at a time
     /// has moved on, so a process woken behind such a one was never taken (the
