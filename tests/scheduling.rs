@@ -75,14 +75,17 @@ fn a_fan_out_of_wakes_is_shared_by_both_workers() {
 /// 2026-11-28 an idle worker counted a stall only between two of its looks,
 /// which after a nap were up to 500 µs apart, and the farm ran on one worker
 /// in most runs (benchmark: mandelbrot `--mode workers`, 67 against 36 ms).
-/// Both workers must compute a share in each round (checked to fail with
-/// the old rule: one worker computed every item of a round).
+/// In at most 2 of 8 rounds may a worker compute less than a tenth of the
+/// items (a busy machine may take the idle worker's core for a round); with
+/// the old rule one worker computed all 400 in each round from the second or
+/// third on (6 or 7 of 8, three runs), with the wait none was lopsided.
 #[test]
 fn a_farm_of_two_computing_processes_uses_both_workers() {
     let _serial = serial();
     const ITEMS: usize = 400;
-    rt(2).run(|| {
-        for round in 0..4 {
+    let lopsided = rt(2).run(|| {
+        let mut lopsided = Vec::new();
+        for round in 0..8 {
             let (to_farm, items) = hoare::one2any::<usize>();
             let (to_root, results) = hoare::any2one::<usize>();
             let producer = hoare::spawn(move || {
@@ -113,10 +116,14 @@ fn a_farm_of_two_computing_processes_uses_both_workers() {
             for f in farm {
                 f.join().unwrap();
             }
-            assert!(
-                on[0] >= ITEMS / 10 && on[1] >= ITEMS / 10,
-                "round {round}: the farm's items were computed {on:?} on the two workers"
-            );
+            if on[0] < ITEMS / 10 || on[1] < ITEMS / 10 {
+                lopsided.push((round, on));
+            }
         }
+        lopsided
     });
+    assert!(
+        lopsided.len() <= 2,
+        "rounds whose items were computed on one worker only, nearly: {lopsided:?}"
+    );
 }
