@@ -369,7 +369,7 @@ impl Pool {
 
     /// Gives `slots` back. They stay resident; when more than `KEEP_RESIDENT`
     /// are free, the pool's thread is woken (started the first time) to give the
-    /// memory of the oldest ones back to the OS (see [`Pool::release_slots`]). If
+    /// memory of the oldest ones back to the OS (see [`release_and_list`]). If
     /// the OS refuses the thread, the caller releases them itself.
     pub(crate) fn free_batch(&self, slots: impl Iterator<Item = usize>) {
         let mut g = self.lock();
@@ -378,11 +378,7 @@ impl Pool {
             return;
         }
         if g.thread == Thread::Failed {
-            let n = g.free.len() - KEEP_RESIDENT;
-            let rest: Vec<usize> = g.free.drain(..n).collect();
-            drop(g);
-            self.release_slots(rest);
-            return;
+            return self.release_excess(g);
         }
         self.wake(g);
     }
@@ -416,10 +412,7 @@ impl Pool {
                 let mut g = self.lock();
                 g.thread = Thread::Failed;
                 g.ahead = 0;
-                let n = g.free.len().saturating_sub(KEEP_RESIDENT);
-                let rest: Vec<usize> = g.free.drain(..n).collect();
-                drop(g);
-                self.release_slots(rest);
+                self.release_excess(g);
             }
         }
     }
@@ -443,11 +436,14 @@ impl Pool {
             })
     }
 
-    /// Gives the memory of free slots taken out of the free list back to the OS
-    /// and lists them as released (see [`release_slots`]).
-    fn release_slots(&self, rest: Vec<usize>) {
-        let rest = release_slots(self.geo.slot, rest);
-        self.lock().released.extend(rest);
+    /// Without the pool's thread: takes the oldest free slots above
+    /// `KEEP_RESIDENT` out of the free list and gives their memory back here
+    /// (see [`release_and_list`]).
+    fn release_excess(&self, mut g: std::sync::MutexGuard<'_, Inner>) {
+        let n = g.free.len().saturating_sub(KEEP_RESIDENT);
+        let rest: Vec<usize> = g.free.drain(..n).collect();
+        drop(g);
+        release_and_list(&self.lists, self.geo.slot, rest);
     }
 
     /// Leaks one slot for good (see `kept`).
@@ -575,9 +571,8 @@ fn tend(lists: &Lists, geo: Geometry) {
         } else if now >= *trim_at.get_or_insert(now + lists.delay) {
             let batch: Vec<usize> = g.free.drain(..excess.min(TRIM_BATCH)).collect();
             drop(g);
-            let batch = release_slots(geo.slot, batch);
+            release_and_list(lists, geo.slot, batch);
             g = lock(&lists.inner);
-            g.released.extend(batch);
             continue;
         }
         if g.ahead == 0 && g.ready.is_empty() {
@@ -592,9 +587,8 @@ fn tend(lists: &Lists, geo: Geometry) {
                         g.fresh = 0;
                         let batch = std::mem::take(&mut g.ready);
                         drop(g);
-                        let batch = release_slots(geo.slot, batch);
+                        release_and_list(lists, geo.slot, batch);
                         g = lock(&lists.inner);
-                        g.released.extend(batch);
                         continue;
                     }
                 }
@@ -642,6 +636,13 @@ fn populate(geo: &Geometry, slots: &[usize]) {
             unsafe { (page as *mut u8).write_volatile(0) };
         }
     }
+}
+
+/// Gives the memory of `rest` (slots of `slot` bytes, out of every list) back to
+/// the OS with [`release_slots`], then lists them as released.
+fn release_and_list(lists: &Lists, slot: usize, rest: Vec<usize>) {
+    let rest = release_slots(slot, rest);
+    lock(&lists.inner).released.extend(rest);
 }
 
 /// Gives the memory of free slots (of `slot` bytes each) back to the OS, their
