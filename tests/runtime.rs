@@ -28,6 +28,74 @@ fn spawn_and_join_a_million() {
     assert_eq!(n, (0..1_000_000u64).sum::<u64>());
 }
 
+/// Blocks on `gate` `depth` calls deep, each level holding a buffer of its own;
+/// afterwards returns the sum of all the levels' buffers (a clobbered frame
+/// changes it).
+#[inline(never)]
+fn block_deep(gate: &Gate, depth: u64, seed: u64) -> u64 {
+    let buf: [u64; 16] =
+        std::array::from_fn(|i| seed.wrapping_mul(31).wrapping_add(i as u64 + depth));
+    let below = if depth == 0 {
+        gate.wait();
+        0
+    } else {
+        block_deep(gate, depth - 1, seed)
+    };
+    std::hint::black_box(&buf)
+        .iter()
+        .sum::<u64>()
+        .wrapping_add(below)
+}
+
+/// A release of thousands of processes at once queues them behind each other,
+/// and a worker's queue that long asks the CPU for the next processes' headers
+/// and stacks before it resumes them (`prefetch`: on a lone worker it looks at
+/// the two behind the one it takes, on several at the one it takes). Processes
+/// blocked at different depths (their stacks from a few lines to more than the
+/// 2 KiB asked for) and processes that never ran must all resume intact, on
+/// one worker and on two. The asking is a hint and cannot change a result: what
+/// this catches is the code around it (a look past the queue's end, a header
+/// read of the wrong process), with the processes' own checks of their frames.
+#[test]
+fn thousands_released_at_once_resume_with_their_frames_intact() {
+    for workers in [1, 2] {
+        rt(workers).run(|| {
+            let n: u64 = 6_000;
+            let gate = Arc::new(Gate::default());
+            let blocked = Arc::new(AtomicUsize::new(0));
+            let hs: Vec<_> = (0..n)
+                .map(|i| {
+                    let (gate, blocked) = (gate.clone(), blocked.clone());
+                    hoare::spawn(move || {
+                        blocked.fetch_add(1, Ordering::SeqCst);
+                        (i, block_deep(&gate, i % 40, i))
+                    })
+                })
+                .collect();
+            while blocked.load(Ordering::SeqCst) < n as usize {
+                hoare::yield_now();
+            }
+            // Spawned after the release is set up and never run before it: they
+            // queue among the woken ones with the stacks spawn gave them.
+            let late: Vec<_> = (0..3_000u64).map(|i| hoare::spawn(move || i * 3)).collect();
+            gate.open();
+            for h in hs {
+                let (i, got) = h.join().unwrap();
+                let want: u64 = (0..=i % 40)
+                    .map(|d| {
+                        (0..16u64)
+                            .map(|k| i.wrapping_mul(31).wrapping_add(k + d))
+                            .sum::<u64>()
+                    })
+                    .fold(0u64, |a, b| a.wrapping_add(b));
+                assert_eq!(got, want, "process {i} on {workers} worker(s)");
+            }
+            let late: u64 = late.into_iter().map(|h| h.join().unwrap()).sum();
+            assert_eq!(late, (0..3_000u64).map(|i| i * 3).sum::<u64>());
+        });
+    }
+}
+
 #[test]
 fn hundred_thousand_sleepers_wake_on_time() {
     let early = rt(2).run(|| {

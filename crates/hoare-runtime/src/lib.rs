@@ -57,6 +57,7 @@ mod detect;
 #[cfg(feature = "io")]
 pub mod io;
 mod lifecycle;
+mod prefetch;
 mod proc;
 pub mod report;
 mod shared;

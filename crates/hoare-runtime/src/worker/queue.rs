@@ -4,6 +4,7 @@
 //! (`push_next`, `take_next`) is here.
 
 use super::WorkerLocal;
+use crate::prefetch;
 use crate::proc::{Proc, Task, PIN_PENDING};
 use crossbeam_deque::Steal;
 use std::ptr;
@@ -251,10 +252,28 @@ impl WorkerLocal {
     fn pop_queue(&self) -> Option<Task> {
         if self.solo {
             // SAFETY: as in `push_yielded`.
-            return unsafe { (*self.solo_queue.get()).pop_front() };
+            let q = unsafe { &mut *self.solo_queue.get() };
+            let t = q.pop_front();
+            if q.len() >= prefetch::COLD_QUEUE {
+                // The next two wait behind so many that their lines are out of
+                // the caches: the next one's stack (its header was asked for at
+                // the last pop), and the header of the one after it.
+                // SAFETY: a queued process: live and suspended.
+                unsafe { prefetch::stack(q[0].header().as_ptr()) };
+                prefetch::header(q[1].header().as_ptr());
+            }
+            return t;
         }
         let t = self.queue.pop()?;
-        if self.queue.is_empty() {
+        let left = self.queue.len();
+        if left >= prefetch::COLD_QUEUE {
+            // No look at the next one (a stealable queue has no peek): ask for
+            // this one's lines all at once, so its resume waits for one miss
+            // instead of one per frame it returns through.
+            // SAFETY: the process just taken: ours, live and suspended.
+            unsafe { prefetch::stack(t.header().as_ptr()) };
+        }
+        if left == 0 {
             let d = &self.me().drained;
             d.store(d.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
         }
