@@ -35,8 +35,10 @@ pub(crate) fn header(p: *const Proc) {
 
 /// Asks for the lines between the saved stack pointer of the suspended process
 /// whose header is at `p` and that header (its saved registers, and the frames
-/// it resumes and returns through), at most [`STACK_LINES`]. Reads the header:
-/// call it on one asked for earlier with [`header`].
+/// it resumes and returns through), at most [`STACK_LINES`]. Reads the header's
+/// saved stack pointer: a miss, unless the header was asked for earlier with
+/// [`header`] (a lone worker does that a pop ahead; with several workers the
+/// one miss is taken so that the stack's lines are asked for all at once).
 ///
 /// # Safety
 /// `p` is a queued process's header: live and suspended (queued processes do

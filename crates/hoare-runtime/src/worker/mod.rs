@@ -61,9 +61,8 @@ pub(crate) struct WorkerLocal {
     streak_start: Cell<u32>,
     max_streak: u32,
     /// Per other worker: its `ticks` mixed with its next slot's process (its
-    /// `drained`) when this worker first saw
-    /// a process in its next slot (tasks in its queue), and when (see
-    /// `stalled`).
+    /// `drained`) when this worker first saw a process in its next slot (tasks
+    /// in its queue), and when (see `stalled`).
     watch: UnsafeCell<Vec<[Sighting; 2]>>,
     /// The last search left work waiting on a busy worker alone, within its
     /// `GRACE` (sleep lightly, and look again).

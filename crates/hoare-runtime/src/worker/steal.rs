@@ -159,9 +159,9 @@ impl WorkerLocal {
 
     /// Whether what waits on worker `v` is worth stealing: for its next slot, `v`
     /// has run no other process and put no other in the slot for `GRACE` (it
-    /// is stuck in a long one); for its queue,
-    /// `v` has not emptied it for `GRACE` (stuck, or more work than it keeps up
-    /// with), counted from when this worker first saw the counter at its value
+    /// is stuck in a long one); for its queue, `v` has not emptied it for
+    /// `GRACE` (stuck, or more work than it keeps up with), counted from when
+    /// this worker first saw the counter at its value
     /// (or, for the queue, last stole from it).
     fn stalled(&self, v: usize, what: Watch) -> bool {
         self.stalled_for(v, what, GRACE)
@@ -170,8 +170,8 @@ impl WorkerLocal {
     /// Worker `v` has a process in its next slot and this (idle) worker has
     /// just begun counting `v`'s dispatches: waits `GRACE` here, then says
     /// whether `v` has dispatched nothing and the same process still waits in
-    /// the slot (`v` is stuck in a long process: take the slot). Left to this worker's
-    /// next look instead, the count is seen again only after a nap (up to
+    /// the slot (`v` is stuck in a long process: take the slot). Left to this
+    /// worker's next look instead, the count is seen again only after a nap (up to
     /// `NAP_MAX`), when a worker computing for tens of microseconds at a time
     /// has moved on, so a process woken behind such a one was never taken (the
     /// mandelbrot farm on 2 workers, its two computing processes on one
