@@ -270,6 +270,86 @@ fn a_failed_spawn_does_not_change_how_guards_are_installed() {
     );
 }
 
+/// `VmSize` of this OS process, in bytes.
+fn vm_size() -> usize {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("VmSize:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+#[test]
+fn child_address_space_limit() {
+    if child_mode().as_deref() != Some("child_address_space_limit") {
+        return;
+    }
+    const N: usize = 6_000;
+    // 512 MiB of address space left, before the runtime maps anything: a stack
+    // slab (1 GiB whole) does not fit, and 6,000 default stacks (about 800 MiB
+    // of slots) do not fit in what is left, so the pool maps smaller slabs, and
+    // keeps mapping them as earlier ones fill up, until the limit.
+    let limit = (vm_size() + (512 << 20)) as libc::rlim_t;
+    let lim = libc::rlimit {
+        rlim_cur: limit,
+        rlim_max: limit,
+    };
+    // SAFETY: a plain system call with a valid limit block.
+    assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_AS, &lim) }, 0);
+    rt(2).run(|| {
+        let gate = Arc::new(Gate::default());
+        let mut hs = Vec::new();
+        let mut refused = None;
+        for i in 0..N {
+            let g = gate.clone();
+            match Builder::new().try_spawn(move || {
+                g.wait();
+                i
+            }) {
+                Ok(h) => hs.push(h),
+                Err(e) => {
+                    refused = Some(e);
+                    break;
+                }
+            }
+        }
+        let e = refused.expect("the limit is reached at last");
+        assert_eq!(e.kind(), ErrorKind::OutOfMemory, "{e}");
+        let n = hs.len();
+        println!("CHILD {n} processes under the limit; then {e}");
+        assert!(
+            n > 2_000,
+            "only {n} processes under a 512 MiB address space limit"
+        );
+        gate.open();
+        for (i, h) in hs.into_iter().enumerate() {
+            assert_eq!(h.join().unwrap(), i);
+        }
+    });
+    println!("CHILD ok");
+}
+
+/// Under an address space limit that a whole stack slab exceeds (`ulimit -v`,
+/// or strict overcommit accounting, which ignores `MAP_NORESERVE`), processes
+/// still spawn, on slabs mapped smaller, until the limit itself is reached,
+/// and then a spawn fails with an error, not a crash. Catches a pool that
+/// only maps whole slabs (no spawn at all: checked once).
+#[test]
+fn stacks_fit_under_an_address_space_limit() {
+    if child_mode().is_some() {
+        return;
+    }
+    let out = run_child("child_address_space_limit", &[]);
+    let so = String::from_utf8_lossy(&out.stdout);
+    let se = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && so.contains("CHILD ok"),
+        "{so}\n{se}"
+    );
+}
+
 // ---------------------------------------------------------------- workers
 
 #[test]

@@ -6,7 +6,8 @@
 //! blocked process touches one page for both. The header, and so the stack below
 //! it, starts at one of 31 offsets in the top page (its colour), and slots are an
 //! odd number of pages apart, so that the headers and top frames of many processes
-//! spread over the caches' sets (see `colour`). Guard pages are installed with
+//! spread over the caches' sets (see `colour`). Guard pages are installed as
+//! slots are first carved, in batches, outside the pool's lock, with
 //! `MADV_GUARD_INSTALL` (no VMA per guard, so a million stacks fit under
 //! `vm.max_map_count`), falling back to `mprotect(PROT_NONE)` on kernels without it
 //! (before Linux 6.13). Which of the two is decided once per OS process by a probe
@@ -77,8 +78,14 @@ const PREP_BATCH: usize = 128;
 /// Bytes below a stack's base that are populated with its top page (the first
 /// frames of the coroutine, where they cross into the page below).
 const PREP_BELOW: usize = 256;
-/// Virtual bytes per slab (slabs are `MAP_NORESERVE`, so this costs address space only).
-const SLAB_BYTES: usize = 64 << 20;
+/// Virtual bytes per slab (slabs are `MAP_NORESERVE`, so this costs address space
+/// only): about 7,700 default stacks. Large, so that a burst of spawns rarely maps
+/// one: mapping a slab (and advising it `MADV_NOHUGEPAGE`) changes the address
+/// space's mappings, which stalls every page fault in flight on it, the other
+/// workers' and the pool thread's included (BENCHMARKS.md, "Spawn: the address
+/// space's locks"). Where the OS refuses that much (strict overcommit, an address
+/// space limit), a slab is mapped smaller (see `Geometry::new_slab`).
+const SLAB_BYTES: usize = 1 << 30;
 /// The largest usable stack a process may ask for: 1 GiB (Go's limit for a
 /// goroutine's stack on 64-bit systems). Only the pages a process touches cost
 /// memory, but each stack's slot costs its size in address space.
@@ -108,6 +115,8 @@ fn colour(slot: usize) -> usize {
 struct Slab {
     base: usize,
     len: usize,
+    /// Slots the slab holds (`len / slot`).
+    slots: usize,
     carved: usize,
     _valgrind: Vec<ValgrindStackRegistration>,
 }
@@ -124,8 +133,11 @@ struct Geometry {
     /// Offset of the top of the usable range within the slot: the header (and
     /// the stack below it) starts a colour lower (see `header_at`).
     header_offset: usize,
-    /// Slots per slab.
+    /// Slots per slab, when the OS maps it whole.
     per_slab: usize,
+    /// A test's stand-in for an OS that refuses mappings larger than this.
+    #[cfg(test)]
+    refuse_above: usize,
 }
 
 impl Geometry {
@@ -143,66 +155,91 @@ impl Geometry {
         (start, slot + self.slot - start)
     }
 
-    /// Maps a new slab and installs its guard pages.
+    /// Maps a new slab: `per_slab` slots, or fewer where the OS refuses that
+    /// much address space (`ENOMEM`: strict overcommit accounting, which
+    /// ignores `MAP_NORESERVE`, or an address space limit), halving down to one
+    /// slot. Its guard pages are installed as its slots are carved (see
+    /// `take_unprepared`).
     fn new_slab(&self) -> io::Result<Slab> {
-        // Cannot overflow: `layout` keeps `slot` under 2 GiB and `per_slab` is
-        // at most 4096 (a slab of at most 8 TiB), or 1 for a slot above 64 MiB.
-        let len = self.per_slab * self.slot;
-        let mode = guard_mode()?;
-        // SAFETY: a fresh anonymous private mapping; checked for failure below.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
+        let mut slots = self.per_slab;
+        let base = loop {
+            // Cannot overflow: `per_slab` slots take at most `SLAB_BYTES`, or
+            // `per_slab` is 1 and `layout` keeps a slot under 2 GiB.
+            let len = slots * self.slot;
+            #[cfg(test)]
+            if len > self.refuse_above && slots > 1 {
+                slots /= 2;
+                continue;
+            }
+            // SAFETY: a fresh anonymous private mapping; checked for failure below.
+            let base = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                    -1,
+                    0,
+                )
+            };
+            if base != libc::MAP_FAILED {
+                break base as usize;
+            }
             let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::ENOMEM) && slots > 1 {
+                slots /= 2;
+                continue;
+            }
             return Err(io::Error::new(
                 e.kind(),
                 format!("hoare: cannot map {len} bytes for process stacks: {e}"),
             ));
-        }
-        let base = base as usize;
+        };
+        let len = slots * self.slot;
         // Transparent huge pages would make every stack top in a 2 MiB range
         // resident at once; a blocked process should cost one 4 KiB page.
         // SAFETY: advice on a mapping we own; failure is harmless.
         unsafe { libc::madvise(base as *mut libc::c_void, len, libc::MADV_NOHUGEPAGE) };
-        if let Err(e) = install_guards(base, self.slot, self.per_slab, mode) {
-            // SAFETY: the mapping we just made; nothing uses it yet.
-            unsafe { libc::munmap(base as *mut libc::c_void, len) };
-            return Err(io::Error::new(
-                e.kind(),
-                format!("hoare: cannot install the guard pages of process stacks: {e}"),
-            ));
-        }
         Ok(Slab {
             base,
             len,
+            slots,
             carved: 0,
             _valgrind: Vec::new(),
         })
     }
 
-    /// Moves `n` never-used slots into `out`: released ones first, then new ones
-    /// carved (mapping a new slab when the last is used up). On failure (the OS
-    /// refused a mapping or its guard pages) `out` may have received some.
-    fn take_unprepared(&self, g: &mut Inner, out: &mut Vec<usize>, n: usize) -> io::Result<()> {
+    /// Takes `n` never-used slots: released ones (guarded) into `out`, then
+    /// unguarded ones into `bare` (see [`guard_bare`]): those whose guards the
+    /// OS refused before, then new ones carved (mapping a new slab when the last
+    /// is used up). On failure (the OS refused a mapping) both may have received
+    /// some.
+    ///
+    /// Guards are installed by the caller, outside the pool's lock: a batch of
+    /// them holds the address space's lock for reading, and with it held the
+    /// pool's lock stalled the other party (spawner or pool thread) for as long.
+    fn take_unprepared(
+        &self,
+        g: &mut Inner,
+        out: &mut Vec<usize>,
+        bare: &mut Vec<usize>,
+        n: usize,
+    ) -> io::Result<()> {
         let take = n.min(g.released.len());
         let at = g.released.len() - take;
         out.extend(g.released.drain(at..));
         let mut missing = n - take;
+        let take = missing.min(g.unguarded.len());
+        let at = g.unguarded.len() - take;
+        bare.extend(g.unguarded.drain(at..));
+        missing -= take;
         while missing > 0 {
-            if g.slabs.last().is_none_or(|s| s.carved == self.per_slab) {
+            if g.slabs.last().is_none_or(|s| s.carved == s.slots) {
                 let slab = self.new_slab()?;
                 g.slabs.push(slab);
             }
             let slab = g.slabs.last_mut().expect("slab");
-            let k = (self.per_slab - slab.carved).min(missing);
+            let k = (slab.slots - slab.carved).min(missing);
             for _ in 0..k {
                 let slot = slab.base + slab.carved * self.slot;
                 slab.carved += 1;
@@ -210,7 +247,7 @@ impl Geometry {
                     (slot + GUARD) as *mut u8,
                     self.header_offset - GUARD,
                 ));
-                out.push(slot);
+                bare.push(slot);
             }
             missing -= k;
         }
@@ -228,6 +265,9 @@ struct Inner {
     /// Free slots whose memory went back to the OS (guards kept); handed out
     /// before new slots are carved.
     released: Vec<usize>,
+    /// Carved slots whose guard pages the OS refused (see `guard_bare`): taken,
+    /// and their guards tried again, before new slots are carved.
+    unguarded: Vec<usize>,
     slabs: Vec<Slab>,
     /// How many slots the pool's thread keeps in `ready` (0: it prepares none).
     ahead: usize,
@@ -293,13 +333,16 @@ impl Pool {
                 header_offset,
                 // Huge stacks get slabs of their own (a slab of several would cost
                 // several times their size in address space).
-                per_slab: (SLAB_BYTES / slot).clamp(1, 4096),
+                per_slab: (SLAB_BYTES / slot).max(1),
+                #[cfg(test)]
+                refuse_above: usize::MAX,
             },
             lists: Arc::new(Lists {
                 inner: Mutex::new(Inner {
                     free: VecDeque::new(),
                     ready: Vec::new(),
                     released: Vec::new(),
+                    unguarded: Vec::new(),
                     slabs: Vec::new(),
                     ahead: 0,
                     fresh: 0,
@@ -354,17 +397,21 @@ impl Pool {
         out.extend(g.ready.drain(at..));
         missing -= take;
         let mut r = Ok(());
+        let mut bare = Vec::new();
         if missing > 0 {
             g.fresh = g.fresh.saturating_add(missing);
             if g.fresh >= self.lists.prep_start {
                 g.ahead = (g.ahead * 2).clamp(PREP_MIN, PREP_MAX);
             }
-            r = self.geo.take_unprepared(&mut g, out, missing);
+            r = self.geo.take_unprepared(&mut g, out, &mut bare, missing);
         }
         if g.ready.len() < g.ahead {
             self.wake(g);
+        } else {
+            drop(g);
         }
-        r
+        let guarded = guard_bare(&self.lists, &mut bare, out);
+        r.and(guarded)
     }
 
     /// Gives `slots` back. They stay resident; when more than `KEEP_RESIDENT`
@@ -554,14 +601,17 @@ fn tend(lists: &Lists, geo: Geometry) {
         if g.ready.len() < g.ahead {
             let n = (g.ahead - g.ready.len()).min(PREP_BATCH);
             let mut batch = Vec::with_capacity(n);
-            if geo.take_unprepared(&mut g, &mut batch, n).is_err() {
+            let mut bare = Vec::with_capacity(n);
+            let mapped = geo.take_unprepared(&mut g, &mut batch, &mut bare, n);
+            drop(g);
+            let guarded = guard_bare(lists, &mut bare, &mut batch);
+            populate(&geo, &batch);
+            g = lock(&lists.inner);
+            if mapped.is_err() || guarded.is_err() {
                 // Out of memory or mappings: prepare nothing until demand comes
                 // again (the spawn that needs a slot gets the error itself).
                 g.ahead = 0;
             }
-            drop(g);
-            populate(&geo, &batch);
-            g = lock(&lists.inner);
             g.ready.extend(batch);
             continue;
         }
@@ -611,6 +661,29 @@ fn tend(lists: &Lists, geo: Geometry) {
             }
         };
         g.thread_idle = false;
+    }
+}
+
+/// Installs the guard pages of `bare` (carved slots out of every list, see
+/// `Geometry::take_unprepared`) and moves them to `out`; if the OS refuses,
+/// lists them as unguarded instead (a later take tries again) and returns the
+/// error.
+fn guard_bare(lists: &Lists, bare: &mut Vec<usize>, out: &mut Vec<usize>) -> io::Result<()> {
+    if bare.is_empty() {
+        return Ok(());
+    }
+    match guard_mode().and_then(|mode| install_guards(bare, mode)) {
+        Ok(()) => {
+            out.append(bare);
+            Ok(())
+        }
+        Err(e) => {
+            lock(&lists.inner).unguarded.append(bare);
+            Err(io::Error::new(
+                e.kind(),
+                format!("hoare: cannot install the guard pages of process stacks: {e}"),
+            ))
+        }
     }
 }
 
@@ -800,45 +873,34 @@ fn guard_mode() -> io::Result<u8> {
     Ok(mode)
 }
 
-/// Installs a guard page at the start of each of `n` slots of `slot` bytes, in
-/// the way `mode` says (see [`guard_mode`]). With `MADV_GUARD_INSTALL`: in batches
-/// of `IOV_MAX` ranges per `process_madvise` call where the kernel allows it
-/// (measured on the 2-core VM: 0.48 µs per guard against 0.62 µs with one
-/// `madvise` each), else one `madvise` per slot. A failure is returned (the caller
-/// unmaps the slab) and changes nothing for later slabs.
-fn install_guards(base: usize, slot: usize, n: usize, mode: u8) -> io::Result<()> {
+/// Installs a guard page at the start of each slot of `slots`, in the way `mode`
+/// says (see [`guard_mode`]). With `MADV_GUARD_INSTALL`: in batches of `IOV_MAX`
+/// ranges per `process_madvise` call where the kernel allows it (measured on the
+/// 2-core VM: 0.48 µs per guard against 0.62 µs with one `madvise` each), else
+/// one `madvise` per slot. Both ways are idempotent: slots whose guards failed
+/// are tried again whole. A failure is returned and changes nothing for later
+/// slots.
+fn install_guards(slots: &[usize], mode: u8) -> io::Result<()> {
     if mode == MODE_MADVISE {
         static BROKEN: AtomicBool = AtomicBool::new(false);
-        let ranges: Vec<(usize, usize)> = (0..n).map(|k| (base + k * slot, GUARD)).collect();
+        let ranges: Vec<(usize, usize)> = slots.iter().map(|&s| (s, GUARD)).collect();
         // SAFETY: each range is the first page of a slot of a mapping we own, not
         // in use yet; a guard over it is what the slot layout expects.
         if unsafe { process_madvise_all(&ranges, MADV_GUARD_INSTALL, &BROKEN) } {
             return Ok(());
         }
-        for k in 0..n {
+        for &s in slots {
             // SAFETY: the range is the first page of a slot in a mapping we own.
-            let r = unsafe {
-                libc::madvise(
-                    (base + k * slot) as *mut libc::c_void,
-                    GUARD,
-                    MADV_GUARD_INSTALL,
-                )
-            };
+            let r = unsafe { libc::madvise(s as *mut libc::c_void, GUARD, MADV_GUARD_INSTALL) };
             if r != 0 {
                 return Err(io::Error::last_os_error());
             }
         }
         return Ok(());
     }
-    for k in 0..n {
+    for &s in slots {
         // SAFETY: as above; PROT_NONE on a page of our own mapping.
-        let r = unsafe {
-            libc::mprotect(
-                (base + k * slot) as *mut libc::c_void,
-                GUARD,
-                libc::PROT_NONE,
-            )
-        };
+        let r = unsafe { libc::mprotect(s as *mut libc::c_void, GUARD, libc::PROT_NONE) };
         if r != 0 {
             return Err(io::Error::last_os_error());
         }
@@ -1142,6 +1204,67 @@ mod tests {
                 "never: every hoare-stacks thread in SCHED_IDLE ({c:?})"
             );
             std::thread::sleep(Duration::from_millis(5));
+        }
+        p.free_batch(held.into_iter());
+        drop(p);
+    }
+
+    /// Whether the page at `a` is a guard: populating it for reading fails
+    /// (`EFAULT`) on a guard marker or a `PROT_NONE` page, and maps the zero
+    /// page (harmless) on an ordinary one. Touching it would kill the test.
+    fn is_guard(a: usize) -> bool {
+        // SAFETY: advice on a page of a slab we own; at worst it maps the zero page.
+        unsafe { libc::madvise(a as *mut libc::c_void, PAGE, libc::MADV_POPULATE_READ) != 0 }
+    }
+
+    /// Slabs the OS refuses at full size are mapped smaller (halving), and every
+    /// slot handed out has its guard page, whether a refill carved it or the
+    /// pool's thread prepared it, in the first slab and in later ones; the page
+    /// above each guard is the slot's own and writable. Catches slots carved
+    /// without their guards (guards left to `new_slab`, which no longer installs
+    /// them: checked once) and a refused slab that fails the spawn.
+    #[test]
+    fn every_slot_has_its_guard_in_slabs_mapped_smaller() {
+        let mut p = Pool::new(0, 256).expect("pool");
+        // The "OS" refuses slabs of more than 100 slots: they halve to 51–100.
+        p.geo.refuse_above = 100 * p.geo.slot;
+        Arc::get_mut(&mut p.lists)
+            .expect("no thread yet")
+            .prep_start = 1;
+        let mut held = Vec::new();
+        // Refills (carved on this thread) and, once the thread prepares, slots
+        // from `ready`: several slabs of each.
+        for _ in 0..40 {
+            p.alloc_batch(&mut held, 16).expect("slots");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        wait_for(&p, "prepared", |g| g.ready.len() >= PREP_MIN);
+        p.alloc_batch(&mut held, 2 * PREP_MIN).expect("slots");
+        {
+            let g = p.lock();
+            assert!(g.slabs.len() >= 5, "{} slabs", g.slabs.len());
+            let mut want = p.geo.per_slab;
+            while want > 100 {
+                want /= 2;
+            }
+            assert!(want > 50 && want <= 100);
+            assert!(g
+                .slabs
+                .iter()
+                .all(|s| s.slots == want && s.len == want * p.geo.slot));
+        }
+        let mut sorted = held.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), held.len(), "a slot handed out twice");
+        for &s in &held {
+            assert!(is_guard(s), "slot {s:#x} has no guard page");
+            assert!(
+                !is_guard(s + GUARD),
+                "slot {s:#x}: the page above its guard"
+            );
+            // SAFETY: the slot's header, ours (handed out, never used).
+            unsafe { (p.header_at(s) as *mut u8).write_volatile(1) };
         }
         p.free_batch(held.into_iter());
         drop(p);
