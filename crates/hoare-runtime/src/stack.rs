@@ -78,6 +78,14 @@ const PREP_BATCH: usize = 128;
 /// Bytes below a stack's base that are populated with its top page (the first
 /// frames of the coroutine, where they cross into the page below).
 const PREP_BELOW: usize = 256;
+/// New slots are carved, and their guards installed (one `process_madvise`),
+/// this many at a time at least; those not needed yet are listed as released.
+/// Small batches (a refill's 128) cost no more in all, but paused a burst's
+/// spawner more often, and a second worker took more of the burst meanwhile:
+/// StressedAlt on 2 workers then settled far more often in its slow mode, its
+/// writers split across the cores (BENCHMARKS.md, "Spawn: the address space's
+/// locks"). 512 is about what one 64 MiB slab held before slabs grew.
+const CARVE_BATCH: usize = 512;
 /// Virtual bytes per slab (slabs are `MAP_NORESERVE`, so this costs address space
 /// only): about 7,700 default stacks. Large, so that a burst of spawns rarely maps
 /// one: mapping a slab (and advising it `MADV_NOHUGEPAGE`) changes the address
@@ -212,8 +220,8 @@ impl Geometry {
     /// Takes `n` never-used slots: released ones (guarded) into `out`, then
     /// unguarded ones into `bare` (see [`guard_bare`]): those whose guards the
     /// OS refused before, then new ones carved (mapping a new slab when the last
-    /// is used up). On failure (the OS refused a mapping) both may have received
-    /// some.
+    /// is used up), at least `CARVE_BATCH` of them. On failure (the OS refused a
+    /// mapping) both may have received some.
     ///
     /// Guards are installed by the caller, outside the pool's lock: a batch of
     /// them holds the address space's lock for reading, and with it held the
@@ -233,6 +241,9 @@ impl Geometry {
         let at = g.unguarded.len() - take;
         bare.extend(g.unguarded.drain(at..));
         missing -= take;
+        if missing > 0 {
+            missing = missing.max(CARVE_BATCH);
+        }
         while missing > 0 {
             if g.slabs.last().is_none_or(|s| s.carved == s.slots) {
                 let slab = self.new_slab()?;
@@ -383,6 +394,7 @@ impl Pool {
     /// received some of them. Taking slots beyond the resident free ones is
     /// demand the pool's thread prepares for (see the module's comment).
     pub(crate) fn alloc_batch(&self, out: &mut Vec<usize>, n: usize) -> io::Result<()> {
+        let want = out.len() + n;
         let mut g = self.lock();
         let take = n.min(g.free.len());
         let at = g.free.len() - take;
@@ -410,7 +422,7 @@ impl Pool {
         } else {
             drop(g);
         }
-        let guarded = guard_bare(&self.lists, &mut bare, out);
+        let guarded = guard_bare(&self.lists, &mut bare, out, want);
         r.and(guarded)
     }
 
@@ -604,7 +616,7 @@ fn tend(lists: &Lists, geo: Geometry) {
             let mut bare = Vec::with_capacity(n);
             let mapped = geo.take_unprepared(&mut g, &mut batch, &mut bare, n);
             drop(g);
-            let guarded = guard_bare(lists, &mut bare, &mut batch);
+            let guarded = guard_bare(lists, &mut bare, &mut batch, n);
             populate(&geo, &batch);
             g = lock(&lists.inner);
             if mapped.is_err() || guarded.is_err() {
@@ -665,16 +677,28 @@ fn tend(lists: &Lists, geo: Geometry) {
 }
 
 /// Installs the guard pages of `bare` (carved slots out of every list, see
-/// `Geometry::take_unprepared`) and moves them to `out`; if the OS refuses,
-/// lists them as unguarded instead (a later take tries again) and returns the
-/// error.
-fn guard_bare(lists: &Lists, bare: &mut Vec<usize>, out: &mut Vec<usize>) -> io::Result<()> {
+/// `Geometry::take_unprepared`) and moves them to `out` until it holds `want`
+/// slots, listing the rest as released (guarded, never used); if the OS
+/// refuses, lists them all as unguarded instead (a later take tries again) and
+/// returns the error.
+fn guard_bare(
+    lists: &Lists,
+    bare: &mut Vec<usize>,
+    out: &mut Vec<usize>,
+    want: usize,
+) -> io::Result<()> {
     if bare.is_empty() {
         return Ok(());
     }
     match guard_mode().and_then(|mode| install_guards(bare, mode)) {
         Ok(()) => {
+            let have = out.len();
+            let keep = want.saturating_sub(have).min(bare.len());
+            let extra = bare.split_off(keep);
             out.append(bare);
+            if !extra.is_empty() {
+                lock(&lists.inner).released.extend(extra);
+            }
             Ok(())
         }
         Err(e) => {
