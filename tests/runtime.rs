@@ -629,18 +629,24 @@ fn child_overflow_late() {
     });
 }
 
-#[test]
-fn stack_overflow_is_reported_and_aborts() {
-    if child_mode().is_some() {
-        return;
-    }
-    let out = run_child("child_overflow", &[]);
+/// Runs child test `child`, whose process 'deep' overflows its stack, and
+/// checks that the overflow is reported and the OS process aborts.
+fn assert_overflow_reported(child: &str) {
+    let out = run_child(child, &[]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
         err.contains("hoare: stack overflow in process 'deep' (id "),
         "stderr: {err}"
     );
+}
+
+#[test]
+fn stack_overflow_is_reported_and_aborts() {
+    if child_mode().is_some() {
+        return;
+    }
+    assert_overflow_reported("child_overflow");
 }
 
 /// The same for a process spawned after 10,000 others: its slot was carved
@@ -652,13 +658,7 @@ fn stack_overflow_after_many_spawns_is_reported_and_aborts() {
     if child_mode().is_some() {
         return;
     }
-    let out = run_child("child_overflow_late", &[]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(
-        err.contains("hoare: stack overflow in process 'deep' (id "),
-        "stderr: {err}"
-    );
+    assert_overflow_reported("child_overflow_late");
 }
 
 /// Spins (without yielding) until `flag` is set, or gives up after `limit`:
