@@ -220,7 +220,8 @@ impl Geometry {
     /// Takes `n` never-used slots: released ones (guarded) into `out`, then
     /// unguarded ones into `bare` (see [`guard_bare`]): those whose guards the
     /// OS refused before, then new ones carved (mapping a new slab when the last
-    /// is used up), at least `CARVE_BATCH` of them. On failure (the OS refused a
+    /// is used up), at least `CARVE_BATCH` of them (or a slab's worth, if
+    /// less). On failure (the OS refused a
     /// mapping) both may have received some.
     ///
     /// Guards are installed by the caller, outside the pool's lock: a batch of
@@ -242,7 +243,9 @@ impl Geometry {
         bare.extend(g.unguarded.drain(at..));
         missing -= take;
         if missing > 0 {
-            missing = missing.max(CARVE_BATCH);
+            // Never more than a slab's worth beyond the need: a pool of huge
+            // stacks (one per slab) carves only what it is asked for.
+            missing = missing.max(CARVE_BATCH.min(self.per_slab));
         }
         while missing > 0 {
             if g.slabs.last().is_none_or(|s| s.carved == s.slots) {
@@ -1292,6 +1295,24 @@ mod tests {
         }
         p.free_batch(held.into_iter());
         drop(p);
+    }
+
+    /// A pool of the largest stacks (one slot per slab) carves and maps only
+    /// the slots it is asked for: `CARVE_BATCH` of them would reserve 512 GiB
+    /// of address space for one spawn (checked once: 512 slabs).
+    #[test]
+    fn huge_stacks_are_carved_one_at_a_time() {
+        let p = Pool::new(MAX_STACK, 256).expect("pool");
+        let mut held = Vec::new();
+        p.alloc_batch(&mut held, 1).expect("a slot");
+        {
+            let g = p.lock();
+            assert_eq!(g.slabs.len(), 1);
+            assert_eq!(g.slabs[0].carved, 1);
+            assert!(g.released.is_empty());
+        }
+        assert!(is_guard(held[0]));
+        p.free_batch(held.into_iter());
     }
 
     #[test]
