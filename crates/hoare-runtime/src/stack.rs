@@ -221,8 +221,8 @@ impl Geometry {
     /// unguarded ones into `bare` (see [`guard_bare`]): those whose guards the
     /// OS refused before, then new ones carved (mapping a new slab when the last
     /// is used up), at least `CARVE_BATCH` of them (or a slab's worth, if
-    /// less). On failure (the OS refused a
-    /// mapping) both may have received some.
+    /// less). On failure (the OS refused a mapping) both may have received
+    /// some.
     ///
     /// Guards are installed by the caller, outside the pool's lock: a batch of
     /// them holds the address space's lock for reading, and with it held the
