@@ -62,6 +62,7 @@ mod proc;
 pub mod report;
 mod shared;
 mod signal;
+mod slot_blocks;
 mod spawn;
 mod stack;
 mod stack_mark;

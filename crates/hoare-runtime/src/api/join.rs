@@ -5,6 +5,7 @@
 
 use super::error::ProcessError;
 use crate::proc;
+use crate::slot_blocks;
 use hoare_core::sched::JoinSlot;
 use hoare_core::waiter::Waiter;
 use std::fmt;
@@ -46,7 +47,9 @@ type Slot<T> = JoinSlot<Result<T, ProcessError>>;
 
 /// A join slot shared by exactly two owners (the process and its handle). Unlike
 /// an `Arc` it is born with both references, and the last owner frees it without
-/// an atomic read-modify-write: two fewer locked instructions per spawn.
+/// an atomic read-modify-write: two fewer locked instructions per spawn. A slot
+/// that fits a cache line (a process returning up to ~16 bytes) lives in a
+/// block of `slot_blocks`, not on the heap.
 pub(crate) struct SlotRef<T>(NonNull<SlotBox<T>>);
 
 struct SlotBox<T> {
@@ -62,11 +65,19 @@ unsafe impl<T: Send> Sync for SlotRef<T> {}
 impl<T> SlotRef<T> {
     /// The two references: the process's and the handle's.
     pub(crate) fn pair() -> (Self, Self) {
-        let b = Box::new(SlotBox {
+        let b = SlotBox {
             refs: AtomicUsize::new(2),
             slot: JoinSlot::new(),
-        });
-        let p = NonNull::from(Box::leak(b));
+        };
+        let p = if slot_blocks::fits::<SlotBox<T>>() {
+            let p = slot_blocks::alloc_block().cast::<SlotBox<T>>();
+            // SAFETY: a block is large and aligned enough for a `SlotBox<T>`
+            // (`fits`), and ours until `free_block`.
+            unsafe { p.as_ptr().write(b) };
+            p
+        } else {
+            NonNull::from(Box::leak(Box::new(b)))
+        };
         (SlotRef(p), SlotRef(p))
     }
 }
@@ -83,10 +94,17 @@ impl<T> Drop for SlotRef<T> {
     fn drop(&mut self) {
         // SAFETY: alive until the last reference goes; a count of 1 seen with
         // Acquire means the other owner is gone for good, so nobody can race us.
+        // The memory goes back the way `pair` took it (`fits` is a constant).
         unsafe {
             let refs = &self.0.as_ref().refs;
             if refs.load(Ordering::Acquire) == 1 || refs.fetch_sub(1, Ordering::AcqRel) == 1 {
-                drop(Box::from_raw(self.0.as_ptr()));
+                if slot_blocks::fits::<SlotBox<T>>() {
+                    // The block came from `alloc_block` (see `pair`).
+                    ptr::drop_in_place(self.0.as_ptr());
+                    slot_blocks::free_block(self.0.cast());
+                } else {
+                    drop(Box::from_raw(self.0.as_ptr()));
+                }
             }
         }
     }
