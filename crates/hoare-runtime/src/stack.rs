@@ -34,6 +34,11 @@
 //!   [`PREP_MAX`]) each time a refill finds `ready` empty, and drops to 0 (the
 //!   prepared slots given back to the OS) when `TRIM_DELAY` passes with no refill
 //!   taking from it: an idle pool keeps no prepared slots, and its thread sleeps.
+//!   Idle workers help (see [`Pool::help_prepare`]): at idle priority the
+//!   thread gets no core while a worker spins, and on 2 workers a burst's
+//!   spawner took three quarters of the faults itself. Whoever prepares also
+//!   carves and guards slots in bulk ahead of the refills, which then carve
+//!   only what they lack: a burst's spawner seldom installs a guard.
 //!
 //! Sizes are checked: a stack larger than [`MAX_STACK`] (or one whose slot size
 //! would overflow) is refused with [`std::io::ErrorKind::InvalidInput`], and a
@@ -44,7 +49,7 @@ use corosensei::stack::valgrind::ValgrindStackRegistration;
 use std::collections::VecDeque;
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -75,6 +80,9 @@ const PREP_MIN: usize = 256;
 const PREP_MAX: usize = 1024;
 /// Slots the pool's thread prepares between two looks at its lists.
 const PREP_BATCH: usize = 128;
+/// Slots an idle worker prepares between two looks for processes (see
+/// [`Pool::help_prepare`]): some 40 µs of page faults on the VMs measured.
+const HELP_BATCH: usize = 32;
 /// Bytes below a stack's base that are populated with its top page (the first
 /// frames of the coroutine, where they cross into the page below).
 const PREP_BELOW: usize = 256;
@@ -219,10 +227,9 @@ impl Geometry {
 
     /// Takes `n` never-used slots: released ones (guarded) into `out`, then
     /// unguarded ones into `bare` (see [`guard_bare`]): those whose guards the
-    /// OS refused before, then new ones carved (mapping a new slab when the last
-    /// is used up), at least `CARVE_BATCH` of them (or a slab's worth, if
-    /// less). On failure (the OS refused a mapping) both may have received
-    /// some.
+    /// OS refused before, then new ones carved (see [`carve`](Self::carve)), at
+    /// least `min_carve` of them (or a slab's worth, if less). On failure (the
+    /// OS refused a mapping) both may have received some.
     ///
     /// Guards are installed by the caller, outside the pool's lock: a batch of
     /// them holds the address space's lock for reading, and with it held the
@@ -233,6 +240,7 @@ impl Geometry {
         out: &mut Vec<usize>,
         bare: &mut Vec<usize>,
         n: usize,
+        min_carve: usize,
     ) -> io::Result<()> {
         let take = n.min(g.released.len());
         let at = g.released.len() - take;
@@ -245,8 +253,15 @@ impl Geometry {
         if missing > 0 {
             // Never more than a slab's worth beyond the need: a pool of huge
             // stacks (one per slab) carves only what it is asked for.
-            missing = missing.max(CARVE_BATCH.min(self.per_slab));
+            missing = missing.max(min_carve.min(self.per_slab));
         }
+        self.carve(g, bare, missing)
+    }
+
+    /// Carves `missing` new slots into `bare`, mapping a new slab when the last
+    /// is used up. On failure (the OS refused a mapping) `bare` may have
+    /// received some.
+    fn carve(&self, g: &mut Inner, bare: &mut Vec<usize>, mut missing: usize) -> io::Result<()> {
         while missing > 0 {
             if g.slabs.last().is_none_or(|s| s.carved == s.slots) {
                 let slab = self.new_slab()?;
@@ -285,6 +300,9 @@ struct Inner {
     slabs: Vec<Slab>,
     /// How many slots the pool's thread keeps in `ready` (0: it prepares none).
     ahead: usize,
+    /// Slots out of every list being prepared (by the pool's thread or an idle
+    /// worker, see [`Pool::help_prepare`]): they count towards `ahead`.
+    preparing: usize,
     /// Slots handed out unprepared since `ahead` was last 0 (see `PREP_START`).
     fresh: usize,
     /// Counts the refills that took slots beyond `free`: the pool's thread gives
@@ -298,7 +316,7 @@ struct Inner {
 }
 
 /// Whether the pool's thread runs.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Thread {
     NotStarted,
     Running,
@@ -313,6 +331,10 @@ struct Lists {
     /// Wakes the pool's thread (free slots above `KEEP_RESIDENT`, `ready` below
     /// `ahead`, or `stop`).
     wake: Condvar,
+    /// `ready` and `preparing` were below `ahead` when last looked at: an idle
+    /// worker's hint that it may help (see [`Pool::help_prepare`]), read
+    /// without the lock and checked again under it.
+    behind: AtomicBool,
     /// `TRIM_DELAY` (shorter in tests).
     delay: Duration,
     /// `PREP_START` (other in tests).
@@ -359,6 +381,7 @@ impl Pool {
                     unguarded: Vec::new(),
                     slabs: Vec::new(),
                     ahead: 0,
+                    preparing: 0,
                     fresh: 0,
                     demand: 0,
                     thread: Thread::NotStarted,
@@ -366,6 +389,7 @@ impl Pool {
                     stop: false,
                 }),
                 wake: Condvar::new(),
+                behind: AtomicBool::new(false),
                 delay: TRIM_DELAY,
                 prep_start: PREP_START,
                 #[cfg(test)]
@@ -387,7 +411,7 @@ impl Pool {
         self.geo.header_at(slot)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
         lock(&self.lists.inner)
     }
 
@@ -418,9 +442,16 @@ impl Pool {
             if g.fresh >= self.lists.prep_start {
                 g.ahead = (g.ahead * 2).clamp(PREP_MIN, PREP_MAX);
             }
-            r = self.geo.take_unprepared(&mut g, out, &mut bare, missing);
+            // While slots are prepared ahead (a burst), the pool's thread and
+            // idle workers carve and guard in bulk (see `prepare_batch`): a
+            // refill carves only what it lacks, so that a burst's spawner
+            // seldom installs guards itself.
+            let min_carve = if g.ahead > 0 { 0 } else { CARVE_BATCH };
+            r = self
+                .geo
+                .take_unprepared(&mut g, out, &mut bare, missing, min_carve);
         }
-        if g.ready.len() < g.ahead {
+        if note_behind(&self.lists, &g) {
             self.wake(g);
         } else {
             drop(g);
@@ -446,7 +477,7 @@ impl Pool {
     }
 
     /// Wakes the pool's thread if it waits, or starts it the first time.
-    fn wake(&self, mut g: std::sync::MutexGuard<'_, Inner>) {
+    fn wake(&self, mut g: MutexGuard<'_, Inner>) {
         match g.thread {
             Thread::Running => {
                 if g.thread_idle {
@@ -474,6 +505,7 @@ impl Pool {
                 let mut g = self.lock();
                 g.thread = Thread::Failed;
                 g.ahead = 0;
+                note_behind(&self.lists, &g);
                 self.release_excess(g);
             }
         }
@@ -501,11 +533,30 @@ impl Pool {
     /// Without the pool's thread: takes the oldest free slots above
     /// `KEEP_RESIDENT` out of the free list and gives their memory back here
     /// (see [`release_and_list`]).
-    fn release_excess(&self, mut g: std::sync::MutexGuard<'_, Inner>) {
+    fn release_excess(&self, mut g: MutexGuard<'_, Inner>) {
         let n = g.free.len().saturating_sub(KEEP_RESIDENT);
         let rest: Vec<usize> = g.free.drain(..n).collect();
         drop(g);
         release_and_list(&self.lists, self.geo.slot, rest);
+    }
+
+    /// Prepares a few slots (`HELP_BATCH`) if the pool is behind with them (a
+    /// burst of spawns outruns its thread), on the calling thread: an idle
+    /// worker's, which would otherwise spin or sleep while the pool's thread,
+    /// at idle priority, waits for its core (BENCHMARKS.md, "Spawn: idle
+    /// workers prepare stack slots"). Returns whether it prepared any. Costs one
+    /// relaxed load when the pool is not behind, and never waits for the
+    /// pool's lock.
+    pub(crate) fn help_prepare(&self) -> bool {
+        if !self.lists.behind.load(Ordering::Relaxed) {
+            return false;
+        }
+        let g = match self.lists.inner.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return false,
+        };
+        prepare_batch(&self.lists, &self.geo, g, HELP_BATCH).1
     }
 
     /// Leaks one slot for good (see `kept`).
@@ -613,21 +664,9 @@ fn tend(lists: &Lists, geo: Geometry) {
             return;
         }
         let now = Instant::now();
-        if g.ready.len() < g.ahead {
-            let n = (g.ahead - g.ready.len()).min(PREP_BATCH);
-            let mut batch = Vec::with_capacity(n);
-            let mut bare = Vec::with_capacity(n);
-            let mapped = geo.take_unprepared(&mut g, &mut batch, &mut bare, n);
-            drop(g);
-            let guarded = guard_bare(lists, &mut bare, &mut batch, n);
-            populate(&geo, &batch);
-            g = lock(&lists.inner);
-            if mapped.is_err() || guarded.is_err() {
-                // Out of memory or mappings: prepare nothing until demand comes
-                // again (the spawn that needs a slot gets the error itself).
-                g.ahead = 0;
-            }
-            g.ready.extend(batch);
+        let (g2, prepared) = prepare_batch(lists, &geo, g, PREP_BATCH);
+        g = g2;
+        if prepared {
             continue;
         }
         let excess = g.free.len().saturating_sub(KEEP_RESIDENT);
@@ -650,6 +689,7 @@ fn tend(lists: &Lists, geo: Geometry) {
                         unused = None;
                         g.ahead = 0;
                         g.fresh = 0;
+                        note_behind(lists, &g);
                         let batch = std::mem::take(&mut g.ready);
                         drop(g);
                         release_and_list(lists, geo.slot, batch);
@@ -677,6 +717,54 @@ fn tend(lists: &Lists, geo: Geometry) {
         };
         g.thread_idle = false;
     }
+}
+
+/// Whether the pool is behind with prepared slots (`ready` and those being
+/// prepared below `ahead`); stores it in `behind` for idle workers.
+fn note_behind(lists: &Lists, g: &Inner) -> bool {
+    let behind = g.ready.len() + g.preparing < g.ahead;
+    lists.behind.store(behind, Ordering::Relaxed);
+    behind
+}
+
+/// Prepares up to `max` slots if the pool is behind (see [`note_behind`]):
+/// takes them out of every list (carving new ones if needed), installs their
+/// guards and populates their top pages outside the lock, then lists them in
+/// `ready`. Returns the lock, taken again, and whether it prepared any.
+fn prepare_batch<'a>(
+    lists: &'a Lists,
+    geo: &Geometry,
+    mut g: MutexGuard<'a, Inner>,
+    max: usize,
+) -> (MutexGuard<'a, Inner>, bool) {
+    let have = g.ready.len() + g.preparing;
+    if have >= g.ahead {
+        return (g, false);
+    }
+    let n = (g.ahead - have).min(max);
+    let mut batch = Vec::with_capacity(n);
+    let mut bare = Vec::with_capacity(n);
+    let mut mapped = geo.take_unprepared(&mut g, &mut batch, &mut bare, n, CARVE_BATCH);
+    if mapped.is_ok() && bare.len() < CARVE_BATCH && g.released.len() < CARVE_BATCH / 2 {
+        // Keep guarded slots in stock for a burst's refills (see
+        // `alloc_batch`): they then take released slots, not carve.
+        mapped = geo.carve(&mut g, &mut bare, CARVE_BATCH.min(geo.per_slab));
+    }
+    g.preparing += n;
+    note_behind(lists, &g);
+    drop(g);
+    let guarded = guard_bare(lists, &mut bare, &mut batch, n);
+    populate(geo, &batch);
+    let mut g = lock(&lists.inner);
+    g.preparing -= n;
+    if mapped.is_err() || guarded.is_err() {
+        // Out of memory or mappings: prepare nothing until demand comes
+        // again (the spawn that needs a slot gets the error itself).
+        g.ahead = 0;
+    }
+    g.ready.extend(batch);
+    note_behind(lists, &g);
+    (g, true)
 }
 
 /// Installs the guard pages of `bare` (carved slots out of every list, see
@@ -1295,6 +1383,92 @@ mod tests {
         }
         p.free_batch(held.into_iter());
         drop(p);
+    }
+
+    /// An idle worker's help (`help_prepare`): nothing while the pool is not
+    /// behind; while it is, batches of `HELP_BATCH` guarded slots whose top
+    /// pages are resident, until `ready` holds `ahead`; then nothing again, the
+    /// hint cleared. Two helpers at once never prepare more than `ahead`
+    /// between them (the slots being prepared count: without `preparing`, both
+    /// took the last batch and `ready` ended above `ahead`: one round caught
+    /// it in 3 of 5 runs, 8 rounds in 4 of 5).
+    /// Fails if a helper's slots lack their guards or residency.
+    #[test]
+    fn idle_workers_help_prepare_up_to_ahead() {
+        // Several rounds: the two helpers meet at the last batch in most.
+        for _ in 0..8 {
+            let p = Pool::new(0, 256).expect("pool");
+            assert!(!p.help_prepare(), "not behind: nothing to do");
+            let ahead = 8 * HELP_BATCH;
+            {
+                // As a burst's refill would set it, without starting the thread.
+                let mut g = p.lock();
+                g.ahead = ahead;
+                assert!(note_behind(&p.lists, &g));
+            }
+            assert!(p.lists.behind.load(Ordering::Relaxed));
+            std::thread::scope(|s| {
+                for _ in 0..2 {
+                    // On through the other's turns at the lock (`help_prepare`
+                    // does not wait for it) while the pool is behind.
+                    s.spawn(|| while p.help_prepare() || p.lists.behind.load(Ordering::Relaxed) {});
+                }
+            });
+            let g = p.lock();
+            assert_eq!(g.ready.len(), ahead, "prepared exactly `ahead`");
+            assert_eq!(g.preparing, 0);
+            assert_eq!(g.thread, Thread::NotStarted, "helpers need no thread");
+            let ready = g.ready.clone();
+            drop(g);
+            assert!(
+                !p.lists.behind.load(Ordering::Relaxed),
+                "the hint is cleared"
+            );
+            assert!(!p.help_prepare());
+            let mut sorted = ready.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(sorted.len(), ready.len(), "a slot prepared twice");
+            for &s in &ready {
+                assert!(is_guard(s), "slot {s:#x} has no guard page");
+                assert!(resident(p.geo.top_range(s)), "slot {s:#x} not resident");
+            }
+            let g = p.lock();
+            assert!(
+                g.released.len() >= CARVE_BATCH / 2,
+                "helpers keep guarded slots in stock: {}",
+                g.released.len()
+            );
+            for &s in &g.released {
+                assert!(is_guard(s), "released slot {s:#x} has no guard page");
+            }
+        }
+    }
+
+    /// While slots are prepared ahead, a refill that finds nothing prepared or
+    /// released carves only what it lacks (the helpers carve in bulk);
+    /// otherwise at least `CARVE_BATCH`. Fails if a burst's spawner carves
+    /// (and guards) `CARVE_BATCH` at a time.
+    #[test]
+    fn refills_during_a_burst_carve_only_what_they_lack() {
+        let carved = |ahead: usize| {
+            let mut p = Pool::new(0, 256).expect("pool");
+            // No thread: it would carve meanwhile.
+            Arc::get_mut(&mut p.lists)
+                .expect("no thread yet")
+                .refuse_thread = true;
+            p.lock().ahead = ahead;
+            let mut held = Vec::new();
+            p.alloc_batch(&mut held, 16).expect("slots");
+            assert_eq!(held.len(), 16);
+            for &s in &held {
+                assert!(is_guard(s), "slot {s:#x} has no guard page");
+            }
+            let g = p.lock();
+            g.slabs.iter().map(|s| s.carved).sum::<usize>()
+        };
+        assert_eq!(carved(PREP_MIN), 16);
+        assert_eq!(carved(0), CARVE_BATCH);
     }
 
     /// A pool of the largest stacks (one slot per slab) carves and maps only

@@ -124,6 +124,26 @@ impl WorkerLocal {
                 unsafe { self.run(t) };
                 continue;
             }
+            // A burst of spawns outruns the stack pool's thread (at idle
+            // priority, it waits for a core a spinning worker holds): prepare
+            // stack slots instead of searching while that lasts, looking for
+            // processes between batches. That is work: the search ends first.
+            if sh.pool.help_prepare() {
+                if searching {
+                    searching = false;
+                    self.end_search();
+                }
+                loop {
+                    if let Some(t) = self.find_any() {
+                        // SAFETY: we hold the task.
+                        unsafe { self.run(t) };
+                        continue 'outer;
+                    }
+                    if sh.shutdown.load(Ordering::Relaxed) || !sh.pool.help_prepare() {
+                        break;
+                    }
+                }
+            }
             if !searching && !napped {
                 searching = sh.idle.try_begin_search();
             }
