@@ -36,6 +36,14 @@ const GRACE: Duration = Duration::from_micros(5);
 /// worker has work of its own, and taking a group's processes splits it.
 const STUCK: Duration = Duration::from_micros(100);
 
+/// The most a thief takes of another worker's queue at once (it takes half).
+/// crossbeam's own batch is 32: a fan-out of short processes (a join waking
+/// 100,000 on one worker) was then taken 32 at a time, a thousand steals, each
+/// followed by a search that waited out `GRACE` again, and the join ran slower
+/// on 2 workers than on one (BENCHMARKS.md, "Spawn: idle workers prepare stack
+/// slots"). Half the queue leaves each worker a long run of its own.
+const STEAL_MAX: usize = 1024;
+
 /// Which progress counter of another worker `WorkerLocal::stalled` watches.
 #[derive(Clone, Copy)]
 enum Watch {
@@ -50,9 +58,9 @@ impl WorkerLocal {
         t
     }
 
-    /// A batch of another worker's queue.
+    /// A batch of another worker's queue: half of it, up to `STEAL_MAX`.
     fn steal_from(&self, victim: &Stealer<Task>) -> Option<Task> {
-        settle(|| victim.steal_batch_and_pop(&self.queue))
+        settle(|| victim.steal_batch_with_limit_and_pop(&self.queue, STEAL_MAX))
     }
 
     /// Another worker's next slot. A process pinned elsewhere (to `v`, or a
