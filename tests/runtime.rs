@@ -361,7 +361,7 @@ fn join_results_of_every_size_come_back_once() {
             let tag = (i % 251) as u8;
             let d = drops.clone();
             let h = hoare::spawn(move || {
-                if tag % 3 == 0 {
+                if tag.is_multiple_of(3) {
                     hoare::yield_now();
                 }
                 Counted::<N> {
