@@ -370,9 +370,9 @@ fn join_results_of_every_size_come_back_once() {
                 }
             });
             made += 1;
-            match rng.next() % 4 {
-                0 => drop(h),
-                1 => {
+            match rng.next() % 16 {
+                0..=3 => drop(h),
+                4 => {
                     let v = std::thread::spawn(move || h.join().unwrap())
                         .join()
                         .unwrap();
