@@ -130,8 +130,7 @@ fn colour(slot: usize) -> usize {
 
 struct Slab {
     base: usize,
-    len: usize,
-    /// Slots the slab holds (`len / slot`).
+    /// Slots the slab holds: it maps `slots` times the pool's slot size.
     slots: usize,
     carved: usize,
     _valgrind: Vec<ValgrindStackRegistration>,
@@ -218,7 +217,6 @@ impl Geometry {
         unsafe { libc::madvise(base as *mut libc::c_void, len, libc::MADV_NOHUGEPAGE) };
         Ok(Slab {
             base,
-            len,
             slots,
             carved: 0,
             _valgrind: Vec::new(),
@@ -625,7 +623,7 @@ impl Drop for Pool {
             drop(s._valgrind);
             // SAFETY: the slab was mapped by `new_slab` with this length, and every
             // process on it has finished or been unwound (the runtime's shutdown).
-            unsafe { libc::munmap(s.base as *mut libc::c_void, s.len) };
+            unsafe { libc::munmap(s.base as *mut libc::c_void, s.slots * self.geo.slot) };
         }
     }
 }
@@ -1363,10 +1361,7 @@ mod tests {
                 want /= 2;
             }
             assert!(want > 50 && want <= 100);
-            assert!(g
-                .slabs
-                .iter()
-                .all(|s| s.slots == want && s.len == want * p.geo.slot));
+            assert!(g.slabs.iter().all(|s| s.slots == want));
         }
         let mut sorted = held.clone();
         sorted.sort_unstable();

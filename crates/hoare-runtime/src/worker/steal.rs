@@ -169,8 +169,8 @@ impl WorkerLocal {
     /// has run no other process and put no other in the slot for `GRACE` (it
     /// is stuck in a long one); for its queue, `v` has not emptied it for
     /// `GRACE` (stuck, or more work than it keeps up with), counted from when
-    /// this worker first saw the counter at its value
-    /// (or, for the queue, last stole from it).
+    /// this worker first saw the counter at its value (or, for the queue, last
+    /// stole from it).
     fn stalled(&self, v: usize, what: Watch) -> bool {
         self.stalled_for(v, what, GRACE)
     }
